@@ -1,0 +1,47 @@
+package io.sparkcollective.core.algorithm;
+
+/**
+ * All an algorithm sees of the group: its rank, the group size, the vector's length, and typed moves of
+ * element ranges of that vector to and from peers. Algorithms are pure logic over this interface; they
+ * never see a socket, a frame or a buffer type (the engine's operation context implements it and checks
+ * every received segment against what this rank called).
+ *
+ * <p>Every move of {@code n} elements is cut into segments of at most {@link #segmentElements()}; a move
+ * of 0 elements still sends one empty segment, so that ranks that disagree on lengths are detected.
+ * Sends never wait for the receiver. Each method throws the group's failure as soon as it happens.
+ */
+public interface Links {
+  int rank();
+
+  int size();
+
+  /** Elements in this operation's vector. */
+  int length();
+
+  /** Most elements one segment carries. */
+  int segmentElements();
+
+  /** Sends elements {@code [off, off+n)} to {@code peer}, labelled {@code step}. */
+  void send(int peer, int step, int off, int n);
+
+  /** Receives {@code [off, off+n)} of {@code step} from {@code peer} and combines it into the vector. */
+  void recvReduce(int peer, int step, int off, int n);
+
+  /** Receives {@code [off, off+n)} of {@code step} from {@code peer} and overwrites the vector with it. */
+  void recvCopy(int peer, int step, int off, int n);
+
+  /** Keeps a copy of {@code [off, off+n)} (at most one segment) for a later {@code *FromStash}. */
+  void stash(int off, int n);
+
+  /** Overwrites {@code [off, off+n)} with the stashed copy. */
+  void copyFromStash(int off, int n);
+
+  /** Combines the stashed copy into {@code [off, off+n)}. */
+  void reduceFromStash(int off, int n);
+
+  /** Number of segments a move of {@code n} elements takes (at least 1). */
+  default int segmentsOf(int n) {
+    int seg = segmentElements();
+    return n == 0 ? 1 : (n + seg - 1) / seg;
+  }
+}

@@ -1,0 +1,162 @@
+package io.sparkcollective.core.config;
+
+import io.sparkcollective.core.api.Algorithm;
+import io.sparkcollective.core.api.CollectiveUsageException;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Every setting of the engine, with its default and meaning, in one place. Keys are written without a
+ * prefix here; in Spark they are {@code spark.collective.<key>} ({@link #SPARK_PREFIX}), and
+ * {@code conf/spark-defaults.conf.example} lists exactly these keys (a test checks it).
+ *
+ * <p>Immutable. Build with {@link #defaults()} or {@link #from(Map)}, which rejects unknown keys and bad
+ * values with a message naming the key.
+ */
+public final class CollectiveConfig {
+  public static final String SPARK_PREFIX = "spark.collective.";
+
+  public static final String OPERATION_TIMEOUT_MS = "operation.timeoutMs";
+  public static final String SEGMENT_BYTES = "segmentBytes";
+  public static final String ALGORITHM = "algorithm";
+  public static final String DIRECT_MAX_BYTES = "algorithm.directMaxBytes";
+  public static final String DIRECT_MAX_RANKS = "algorithm.directMaxRanks";
+  public static final String RING_MIN_BYTES = "algorithm.ringMinBytes";
+  public static final String BROADCAST_CHAIN_MIN_BYTES = "broadcast.chainMinBytes";
+
+  private static final Map<String, String[]> KEYS = new LinkedHashMap<>();
+
+  static {
+    key(OPERATION_TIMEOUT_MS, "60000", "Deadline of one collective operation, unless its options say otherwise.");
+    key(SEGMENT_BYTES, "262144", "Largest payload of one frame; large messages are cut into segments of this "
+        + "size so that sending one overlaps reducing the previous (a power of two, 4 KiB to 64 MiB).");
+    key(ALGORITHM, "AUTO", "All-reduce algorithm: AUTO (by size), RING, DIRECT or HALVING_DOUBLING.");
+    key(DIRECT_MAX_BYTES, "16384", "AUTO uses DIRECT up to this many bytes (if the group is small enough).");
+    key(DIRECT_MAX_RANKS, "8", "AUTO uses DIRECT only for groups of at most this many ranks.");
+    key(RING_MIN_BYTES, "1048576", "AUTO uses RING from this many bytes on, HALVING_DOUBLING below.");
+    key(BROADCAST_CHAIN_MIN_BYTES, "65536", "Broadcasts from this many bytes on use a pipelined chain; "
+        + "smaller ones go from the root to every rank directly.");
+  }
+
+  private static void key(String name, String defaultValue, String doc) {
+    KEYS.put(name, new String[] {defaultValue, doc});
+  }
+
+  private final long operationTimeoutMs;
+  private final int segmentBytes;
+  private final Algorithm algorithm;
+  private final long directMaxBytes;
+  private final int directMaxRanks;
+  private final long ringMinBytes;
+  private final long broadcastChainMinBytes;
+
+  private CollectiveConfig(Map<String, String> v) {
+    this.operationTimeoutMs = positiveLong(v, OPERATION_TIMEOUT_MS);
+    long seg = positiveLong(v, SEGMENT_BYTES);
+    if (seg < 4096 || seg > (64 << 20) || Long.bitCount(seg) != 1) {
+      throw bad(SEGMENT_BYTES, v.get(SEGMENT_BYTES), "a power of two from 4096 to 67108864");
+    }
+    this.segmentBytes = (int) seg;
+    try {
+      this.algorithm = Algorithm.valueOf(v.get(ALGORITHM).trim().toUpperCase(Locale.ROOT));
+    } catch (IllegalArgumentException e) {
+      throw bad(ALGORITHM, v.get(ALGORITHM), "one of AUTO, RING, DIRECT, HALVING_DOUBLING");
+    }
+    this.directMaxBytes = nonNegativeLong(v, DIRECT_MAX_BYTES);
+    this.directMaxRanks = (int) Math.min(Integer.MAX_VALUE, nonNegativeLong(v, DIRECT_MAX_RANKS));
+    this.ringMinBytes = nonNegativeLong(v, RING_MIN_BYTES);
+    this.broadcastChainMinBytes = nonNegativeLong(v, BROADCAST_CHAIN_MIN_BYTES);
+  }
+
+  /** All defaults. */
+  public static CollectiveConfig defaults() {
+    return from(Collections.emptyMap());
+  }
+
+  /** Defaults overridden by {@code settings} (keys without prefix). */
+  public static CollectiveConfig from(Map<String, String> settings) {
+    Map<String, String> v = new LinkedHashMap<>();
+    KEYS.forEach((k, d) -> v.put(k, d[0]));
+    for (Map.Entry<String, String> e : settings.entrySet()) {
+      if (!KEYS.containsKey(e.getKey())) {
+        throw new CollectiveUsageException("unknown setting '" + e.getKey() + "'; known settings: " + KEYS.keySet());
+      }
+      v.put(e.getKey(), e.getValue());
+    }
+    return new CollectiveConfig(v);
+  }
+
+  /** Every key with its default value, in documentation order. */
+  public static Map<String, String> defaultValues() {
+    Map<String, String> m = new LinkedHashMap<>();
+    KEYS.forEach((k, d) -> m.put(k, d[0]));
+    return Collections.unmodifiableMap(m);
+  }
+
+  /** Every key with its meaning. */
+  public static Map<String, String> documentation() {
+    Map<String, String> m = new LinkedHashMap<>();
+    KEYS.forEach((k, d) -> m.put(k, d[1]));
+    return Collections.unmodifiableMap(m);
+  }
+
+  public long operationTimeoutMs() {
+    return operationTimeoutMs;
+  }
+
+  public int segmentBytes() {
+    return segmentBytes;
+  }
+
+  public Algorithm algorithm() {
+    return algorithm;
+  }
+
+  public long directMaxBytes() {
+    return directMaxBytes;
+  }
+
+  public int directMaxRanks() {
+    return directMaxRanks;
+  }
+
+  public long ringMinBytes() {
+    return ringMinBytes;
+  }
+
+  public long broadcastChainMinBytes() {
+    return broadcastChainMinBytes;
+  }
+
+  private static long positiveLong(Map<String, String> v, String key) {
+    long x = parse(v, key);
+    if (x <= 0) {
+      throw bad(key, v.get(key), "a positive integer");
+    }
+    return x;
+  }
+
+  private static long nonNegativeLong(Map<String, String> v, String key) {
+    long x = parse(v, key);
+    if (x < 0) {
+      throw bad(key, v.get(key), "a non-negative integer");
+    }
+    return x;
+  }
+
+  private static long parse(Map<String, String> v, String key) {
+    String s = v.get(key);
+    try {
+      return Long.parseLong(s.trim());
+    } catch (NumberFormatException | NullPointerException e) {
+      throw bad(key, s, "an integer");
+    }
+  }
+
+  private static CollectiveUsageException bad(String key, String value, String expected) {
+    return new CollectiveUsageException(
+        "setting '" + SPARK_PREFIX + key + "' is '" + value + "', expected " + expected);
+  }
+}

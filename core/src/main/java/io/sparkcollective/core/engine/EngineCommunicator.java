@@ -1,0 +1,583 @@
+package io.sparkcollective.core.engine;
+
+import io.sparkcollective.core.algorithm.AlgorithmSelector;
+import io.sparkcollective.core.algorithm.BroadcastAlgorithms;
+import io.sparkcollective.core.algorithm.DisseminationBarrier;
+import io.sparkcollective.core.algorithm.Partition;
+import io.sparkcollective.core.algorithm.RingCollectives;
+import io.sparkcollective.core.api.Algorithm;
+import io.sparkcollective.core.api.Blocks;
+import io.sparkcollective.core.api.CollectiveException;
+import io.sparkcollective.core.api.CollectiveKind;
+import io.sparkcollective.core.api.CollectiveOptions;
+import io.sparkcollective.core.api.CollectiveUsageException;
+import io.sparkcollective.core.api.Communicator;
+import io.sparkcollective.core.api.DataBuffer;
+import io.sparkcollective.core.api.ObjectSerializer;
+import io.sparkcollective.core.api.ReduceOp;
+import io.sparkcollective.core.config.CollectiveConfig;
+import io.sparkcollective.core.kernel.Elements;
+import io.sparkcollective.core.transport.Transport;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@link Communicator} of one rank over any {@link Transport}: validates calls, numbers them per tag,
+ * picks the algorithm, runs it through an {@link OpContext}, and turns any failure into the group's
+ * failure (kept by the transport, which tells the peers).
+ *
+ * <p>Threading: blocking operations run on the caller's thread; async ones on one thread per
+ * communicator, in call order. Operations on different tags may run concurrently; each holds its own
+ * {@link OpContext}.
+ */
+public final class EngineCommunicator implements Communicator {
+  private static final Logger LOG = LoggerFactory.getLogger(EngineCommunicator.class);
+  private static final Runnable NOTHING = () -> { };
+
+  private final Transport transport;
+  private final CollectiveConfig config;
+  private final ObjectSerializer serializer;
+  private final AlgorithmSelector selector;
+  private final int rank;
+  private final int size;
+  private final long[] collectiveSeq = new long[CollectiveOptions.MAX_TAGS];
+  private final long[] sendSeq;
+  private final long[] recvSeq;
+  private final ArrayDeque<OpContext> idleContexts = new ArrayDeque<>();
+  private ThreadPoolExecutor asyncExecutor;
+  private volatile boolean closed;
+
+  public EngineCommunicator(Transport transport, CollectiveConfig config, ObjectSerializer serializer) {
+    this.transport = transport;
+    this.config = config;
+    this.serializer = serializer;
+    this.rank = transport.rank();
+    this.size = transport.size();
+    this.selector = new AlgorithmSelector(
+        config.directMaxBytes(), config.directMaxRanks(), config.ringMinBytes(), config.algorithm());
+    this.sendSeq = new long[size * CollectiveOptions.MAX_TAGS];
+    this.recvSeq = new long[size * CollectiveOptions.MAX_TAGS];
+  }
+
+  @Override
+  public int rank() {
+    return rank;
+  }
+
+  @Override
+  public int size() {
+    return size;
+  }
+
+  /** The transport underneath (for tests and the Spark layer's health reporting). */
+  public Transport transport() {
+    return transport;
+  }
+
+  // ------------------------------------------------------------------------------------------ all-reduce
+
+  @Override
+  public void allReduce(DataBuffer data, ReduceOp op, CollectiveOptions options) {
+    allReduceCall(data, op, options).run();
+  }
+
+  @Override
+  public CompletableFuture<Void> allReduceAsync(DataBuffer data, ReduceOp op, CollectiveOptions options) {
+    return submit(allReduceCall(data, op, options));
+  }
+
+  private Runnable allReduceCall(DataBuffer data, ReduceOp op, CollectiveOptions options) {
+    CollectiveKind kind = CollectiveKind.ALL_REDUCE;
+    checkCall(kind, options);
+    requireData(kind, data, "data");
+    requireOp(kind, op);
+    int tag = options.tag();
+    long seq = nextSeq(tag, 1);
+    if (size == 1) {
+      return NOTHING;
+    }
+    long timeoutMs = timeoutMs(options);
+    Algorithm algorithm = selector.select(options.algorithm(), data.byteLength(), size);
+    return () -> execute(kind, seq, ctx -> {
+      Elements el = Elements.open(data, ctx.scratch, 0);
+      ctx.begin(kind, tag, tag, seq, el, op, -1, algorithm.ordinal(), timeoutMs);
+      AlgorithmSelector.implementation(algorithm).allReduce(ctx);
+      if (op == ReduceOp.AVG) {
+        el.divide(0, el.length(), size);
+      }
+      el.commit();
+    });
+  }
+
+  // -------------------------------------------------------------------------------------- reduce-scatter
+
+  @Override
+  public void reduceScatter(DataBuffer data, ReduceOp op, CollectiveOptions options) {
+    reduceScatterCall(data, op, options).run();
+  }
+
+  @Override
+  public CompletableFuture<Void> reduceScatterAsync(DataBuffer data, ReduceOp op, CollectiveOptions options) {
+    return submit(reduceScatterCall(data, op, options));
+  }
+
+  private Runnable reduceScatterCall(DataBuffer data, ReduceOp op, CollectiveOptions options) {
+    CollectiveKind kind = CollectiveKind.REDUCE_SCATTER;
+    checkCall(kind, options);
+    requireData(kind, data, "data");
+    requireOp(kind, op);
+    int tag = options.tag();
+    long seq = nextSeq(tag, 1);
+    if (size == 1) {
+      return NOTHING;
+    }
+    long timeoutMs = timeoutMs(options);
+    return () -> execute(kind, seq, ctx -> {
+      Elements el = Elements.open(data, ctx.scratch, 0);
+      ctx.begin(kind, tag, tag, seq, el, op, -1, 0, timeoutMs);
+      RingCollectives.reduceScatter(ctx, Partition.even(el.length(), size));
+      if (op == ReduceOp.AVG) {
+        el.divide(Blocks.offset(el.length(), size, rank), Blocks.length(el.length(), size, rank), size);
+      }
+      el.commit();
+    });
+  }
+
+  // ---------------------------------------------------------------------------------------- all-gather
+
+  @Override
+  public void allGather(DataBuffer send, DataBuffer recv, CollectiveOptions options) {
+    allGatherCall(send, recv, options).run();
+  }
+
+  @Override
+  public CompletableFuture<Void> allGatherAsync(DataBuffer send, DataBuffer recv, CollectiveOptions options) {
+    return submit(allGatherCall(send, recv, options));
+  }
+
+  private Runnable allGatherCall(DataBuffer send, DataBuffer recv, CollectiveOptions options) {
+    CollectiveKind kind = CollectiveKind.ALL_GATHER;
+    checkCall(kind, options);
+    requireData(kind, send, "send");
+    requireData(kind, recv, "recv");
+    if (send.dtype() != recv.dtype()) {
+      throw usage(kind, "send is " + send.dtype() + " but recv is " + recv.dtype());
+    }
+    if ((long) send.length() * size != recv.length()) {
+      throw usage(kind, "recv holds " + recv.length() + " elements but must hold size (" + size + ") x send ("
+          + send.length() + ") = " + (long) send.length() * size);
+    }
+    int tag = options.tag();
+    long seq = nextSeq(tag, 1);
+    long timeoutMs = timeoutMs(options);
+    return () -> execute(kind, seq, ctx -> {
+      Elements out = Elements.open(recv, ctx.scratch, 0);
+      Elements in = Elements.open(send, ctx.scratch, 1);
+      ctx.begin(kind, tag, tag, seq, out, null, -1, 0, timeoutMs);
+      ctx.copyLocal(in, rank * send.length());
+      RingCollectives.allGather(ctx, Partition.even(out.length(), size));
+      out.commit();
+    });
+  }
+
+  // ----------------------------------------------------------------------------------------- broadcast
+
+  @Override
+  public void broadcast(DataBuffer data, int root, CollectiveOptions options) {
+    broadcastCall(data, root, options).run();
+  }
+
+  @Override
+  public CompletableFuture<Void> broadcastAsync(DataBuffer data, int root, CollectiveOptions options) {
+    return submit(broadcastCall(data, root, options));
+  }
+
+  private Runnable broadcastCall(DataBuffer data, int root, CollectiveOptions options) {
+    CollectiveKind kind = CollectiveKind.BROADCAST;
+    checkCall(kind, options);
+    requireData(kind, data, "data");
+    requireRank(kind, root, "root");
+    int tag = options.tag();
+    long seq = nextSeq(tag, 1);
+    if (size == 1) {
+      return NOTHING;
+    }
+    long timeoutMs = timeoutMs(options);
+    boolean chain = data.byteLength() >= config.broadcastChainMinBytes();
+    return () -> execute(kind, seq, ctx -> {
+      Elements el = Elements.open(data, ctx.scratch, 0);
+      ctx.begin(kind, tag, tag, seq, el, null, root, 0, timeoutMs);
+      if (chain) {
+        BroadcastAlgorithms.chain(ctx, root);
+      } else {
+        BroadcastAlgorithms.direct(ctx, root);
+      }
+      if (rank != root) {
+        el.commit();
+      }
+    });
+  }
+
+  // ------------------------------------------------------------------------------------------- barrier
+
+  @Override
+  public void barrier(CollectiveOptions options) {
+    barrierCall(options).run();
+  }
+
+  @Override
+  public CompletableFuture<Void> barrierAsync(CollectiveOptions options) {
+    return submit(barrierCall(options));
+  }
+
+  private Runnable barrierCall(CollectiveOptions options) {
+    CollectiveKind kind = CollectiveKind.BARRIER;
+    checkCall(kind, options);
+    int tag = options.tag();
+    long seq = nextSeq(tag, 1);
+    if (size == 1) {
+      return NOTHING;
+    }
+    long timeoutMs = timeoutMs(options);
+    return () -> execute(kind, seq, ctx -> {
+      ctx.begin(kind, tag, tag, seq, Elements.ofBytes(new byte[0]), null, -1, 0, timeoutMs);
+      DisseminationBarrier.barrier(ctx);
+    });
+  }
+
+  // ------------------------------------------------------------------------------------ point-to-point
+
+  @Override
+  public void send(DataBuffer data, int peer, CollectiveOptions options) {
+    pointToPointCall(data, peer, options, true).run();
+  }
+
+  @Override
+  public void recv(DataBuffer data, int peer, CollectiveOptions options) {
+    pointToPointCall(data, peer, options, false).run();
+  }
+
+  @Override
+  public CompletableFuture<Void> sendAsync(DataBuffer data, int peer, CollectiveOptions options) {
+    return submit(pointToPointCall(data, peer, options, true));
+  }
+
+  @Override
+  public CompletableFuture<Void> recvAsync(DataBuffer data, int peer, CollectiveOptions options) {
+    return submit(pointToPointCall(data, peer, options, false));
+  }
+
+  private Runnable pointToPointCall(DataBuffer data, int peer, CollectiveOptions options, boolean sending) {
+    CollectiveKind kind = CollectiveKind.SEND_RECV;
+    checkCall(kind, options);
+    requireData(kind, data, "data");
+    requireRank(kind, peer, "peer");
+    if (peer == rank) {
+      throw usage(kind, "peer " + peer + " is this rank itself");
+    }
+    int tag = options.tag();
+    int slot = peer * CollectiveOptions.MAX_TAGS + tag;
+    long seq;
+    synchronized (collectiveSeq) {
+      seq = sending ? sendSeq[slot]++ : recvSeq[slot]++;
+    }
+    long timeoutMs = timeoutMs(options);
+    int stream = CollectiveOptions.MAX_TAGS + tag;
+    return () -> execute(kind, seq, ctx -> {
+      Elements el = Elements.open(data, ctx.scratch, 0);
+      ctx.begin(kind, tag, stream, seq, el, null, -1, 0, timeoutMs);
+      if (sending) {
+        ctx.send(peer, 0, 0, el.length());
+      } else {
+        ctx.recvCopy(peer, 0, 0, el.length());
+        el.commit();
+      }
+    });
+  }
+
+  // ------------------------------------------------------------------------------------------- objects
+
+  @Override
+  public <T> List<T> allGatherObjects(T value, CollectiveOptions options) {
+    CollectiveKind kind = CollectiveKind.ALL_GATHER_OBJECTS;
+    checkCall(kind, options);
+    byte[] mine = serializer.serialize(value);
+    int tag = options.tag();
+    long seq = nextSeq(tag, 2);
+    long timeoutMs = timeoutMs(options);
+    int[] lengths = new int[size];
+    lengths[rank] = mine.length;
+    execute(kind, seq, ctx -> {
+      ctx.begin(kind, tag, tag, seq, Elements.open(DataBuffer.of(lengths), ctx.scratch, 0), null, -1, 0, timeoutMs);
+      RingCollectives.allGather(ctx, Partition.even(size, size));
+    });
+    int[] bounds = Partition.ofLengths(lengths);
+    byte[] all = new byte[bounds[size]];
+    System.arraycopy(mine, 0, all, bounds[rank], mine.length);
+    execute(kind, seq + 1, ctx -> {
+      ctx.begin(kind, tag, tag, seq + 1, Elements.ofBytes(all), null, -1, 0, timeoutMs);
+      RingCollectives.allGather(ctx, bounds);
+    });
+    List<T> values = new ArrayList<>(size);
+    for (int r = 0; r < size; r++) {
+      values.add(deserialize(kind, r, all, bounds[r], lengths[r]));
+    }
+    return Collections.unmodifiableList(values);
+  }
+
+  @Override
+  public <T> T broadcastObject(T value, int root, CollectiveOptions options) {
+    CollectiveKind kind = CollectiveKind.BROADCAST_OBJECT;
+    checkCall(kind, options);
+    requireRank(kind, root, "root");
+    byte[] mine = rank == root ? serializer.serialize(value) : null;
+    int tag = options.tag();
+    long seq = nextSeq(tag, 2);
+    long timeoutMs = timeoutMs(options);
+    int[] length = {mine == null ? 0 : mine.length};
+    execute(kind, seq, ctx -> {
+      ctx.begin(kind, tag, tag, seq, Elements.open(DataBuffer.of(length), ctx.scratch, 0), null, root, 0, timeoutMs);
+      BroadcastAlgorithms.direct(ctx, root);
+    });
+    byte[] bytes = mine != null ? mine : new byte[length[0]];
+    execute(kind, seq + 1, ctx -> {
+      ctx.begin(kind, tag, tag, seq + 1, Elements.ofBytes(bytes), null, root, 0, timeoutMs);
+      BroadcastAlgorithms.chain(ctx, root);
+    });
+    return deserialize(kind, root, bytes, 0, bytes.length);
+  }
+
+  @SuppressWarnings("unchecked")
+  private <T> T deserialize(CollectiveKind kind, int from, byte[] bytes, int off, int len) {
+    try {
+      return (T) serializer.deserialize(bytes, off, len);
+    } catch (RuntimeException e) {
+      throw new CollectiveException("rank " + rank + " cannot deserialise the object of rank " + from + " in "
+          + kind.displayName() + " (" + len + " bytes): " + e, e);
+    }
+  }
+
+  // ----------------------------------------------------------------------------------------- lifecycle
+
+  @Override
+  public void checkHealth() {
+    if (closed) {
+      throw new CollectiveUsageException("rank " + rank + ": communicator is closed");
+    }
+    CollectiveException failed = transport.failure();
+    if (failed != null) {
+      throw failed;
+    }
+  }
+
+  @Override
+  public void close() {
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+    }
+    RuntimeException first = null;
+    ThreadPoolExecutor executor;
+    synchronized (this) {
+      executor = asyncExecutor;
+    }
+    try {
+      if (executor != null) {
+        for (Runnable pending : executor.shutdownNow()) {
+          ((AsyncCall) pending).future.completeExceptionally(
+              new CollectiveUsageException("rank " + rank + ": communicator closed before the operation ran"));
+        }
+      }
+    } catch (RuntimeException e) {
+      first = e;
+    }
+    try {
+      transport.close();
+    } catch (RuntimeException e) {
+      first = keep(first, e);
+    }
+    try {
+      if (executor != null && !executor.awaitTermination(10, TimeUnit.SECONDS)) {
+        first = keep(first, new CollectiveException("rank " + rank + ": async operation did not stop on close"));
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      first = keep(first, new CollectiveException("rank " + rank + ": interrupted while closing", e));
+    }
+    synchronized (idleContexts) {
+      idleContexts.clear();
+    }
+    if (first != null) {
+      throw first;
+    }
+  }
+
+  private static RuntimeException keep(RuntimeException first, RuntimeException next) {
+    if (first == null) {
+      return next;
+    }
+    first.addSuppressed(next);
+    return first;
+  }
+
+  // ------------------------------------------------------------------------------------------ plumbing
+
+  @FunctionalInterface
+  private interface Body {
+    void run(OpContext ctx);
+  }
+
+  /** Runs one operation; any failure fails the group and the group's first failure is thrown. */
+  private void execute(CollectiveKind kind, long seq, Body body) {
+    CollectiveException failed = transport.failure();
+    if (failed != null) {
+      throw failGroup(failed);
+    }
+    if (closed) {
+      throw new CollectiveUsageException("rank " + rank + ": communicator is closed");
+    }
+    OpContext ctx = acquireContext();
+    try {
+      body.run(ctx);
+    } catch (CollectiveException e) {
+      throw failGroup(e);
+    } catch (RuntimeException | Error e) {
+      throw failGroup(new CollectiveException(
+          "rank " + rank + ": internal error in " + kind.displayName() + " #" + seq + ": " + e, e));
+    } finally {
+      ctx.end();
+      releaseContext(ctx);
+    }
+  }
+
+  private CollectiveException failGroup(CollectiveException e) {
+    if (transport.failure() == null) {
+      LOG.warn("rank {} of {}: group failed: {}", rank, size, e.getMessage());
+    }
+    transport.abort(e);
+    CollectiveException first = transport.failure();
+    return first != null ? first : e;
+  }
+
+  private OpContext acquireContext() {
+    synchronized (idleContexts) {
+      OpContext ctx = idleContexts.pollFirst();
+      if (ctx != null) {
+        return ctx;
+      }
+    }
+    return new OpContext(transport, config.segmentBytes());
+  }
+
+  private void releaseContext(OpContext ctx) {
+    synchronized (idleContexts) {
+      if (!closed) {
+        idleContexts.addFirst(ctx);
+      }
+    }
+  }
+
+  private long nextSeq(int tag, int count) {
+    synchronized (collectiveSeq) {
+      long seq = collectiveSeq[tag];
+      collectiveSeq[tag] += count;
+      return seq;
+    }
+  }
+
+  private long timeoutMs(CollectiveOptions options) {
+    return options.timeoutMs() > 0 ? options.timeoutMs() : config.operationTimeoutMs();
+  }
+
+  private CompletableFuture<Void> submit(Runnable call) {
+    CompletableFuture<Void> future = new CompletableFuture<>();
+    if (call == NOTHING) {
+      future.complete(null);
+      return future;
+    }
+    try {
+      asyncExecutor().execute(new AsyncCall(call, future));
+    } catch (RejectedExecutionException e) {
+      future.completeExceptionally(new CollectiveUsageException("rank " + rank + ": communicator is closed"));
+    }
+    return future;
+  }
+
+  private synchronized ThreadPoolExecutor asyncExecutor() {
+    if (closed) {
+      throw new RejectedExecutionException("closed");
+    }
+    if (asyncExecutor == null) {
+      asyncExecutor = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), r -> {
+        Thread t = new Thread(r, "collective-async-r" + rank);
+        t.setDaemon(true);
+        return t;
+      });
+    }
+    return asyncExecutor;
+  }
+
+  private static final class AsyncCall implements Runnable {
+    final Runnable call;
+    final CompletableFuture<Void> future;
+
+    AsyncCall(Runnable call, CompletableFuture<Void> future) {
+      this.call = call;
+      this.future = future;
+    }
+
+    @Override
+    public void run() {
+      try {
+        call.run();
+        future.complete(null);
+      } catch (Throwable t) {
+        future.completeExceptionally(t);
+      }
+    }
+  }
+
+  // -------------------------------------------------------------------------------------- validation
+
+  private void checkCall(CollectiveKind kind, CollectiveOptions options) {
+    if (closed) {
+      throw usage(kind, "communicator is closed");
+    }
+    if (options == null) {
+      throw usage(kind, "options are null (use CollectiveOptions.DEFAULT)");
+    }
+  }
+
+  private void requireData(CollectiveKind kind, DataBuffer data, String name) {
+    if (data == null) {
+      throw usage(kind, name + " buffer is null");
+    }
+  }
+
+  private void requireOp(CollectiveKind kind, ReduceOp op) {
+    if (op == null) {
+      throw usage(kind, "reduce op is null");
+    }
+  }
+
+  private void requireRank(CollectiveKind kind, int r, String name) {
+    if (r < 0 || r >= size) {
+      throw usage(kind, name + " " + r + " is not a rank of this group of " + size);
+    }
+  }
+
+  private CollectiveUsageException usage(CollectiveKind kind, String what) {
+    return new CollectiveUsageException("rank " + rank + " " + kind.displayName() + ": " + what);
+  }
+}

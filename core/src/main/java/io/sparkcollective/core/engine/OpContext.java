@@ -1,0 +1,223 @@
+package io.sparkcollective.core.engine;
+
+import io.sparkcollective.core.algorithm.Links;
+import io.sparkcollective.core.api.CollectiveException;
+import io.sparkcollective.core.api.CollectiveKind;
+import io.sparkcollective.core.api.CollectiveMismatchException;
+import io.sparkcollective.core.api.CollectiveTimeoutException;
+import io.sparkcollective.core.api.ReduceOp;
+import io.sparkcollective.core.kernel.Elements;
+import io.sparkcollective.core.kernel.Scratch;
+import io.sparkcollective.core.transport.Frame;
+import io.sparkcollective.core.transport.Transport;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The {@link Links} of one running operation: stamps every outgoing segment with the operation's header,
+ * checks every incoming one against what this rank called, and moves payload between frames and the
+ * operation's {@link Elements}. Reused across operations (it owns the {@link Scratch}); used by one thread
+ * at a time, between {@link #begin} and {@link #end}.
+ */
+final class OpContext implements Links {
+  private final Transport transport;
+  private final int rank;
+  private final int size;
+  private final int segmentBytes;
+  final Scratch scratch = new Scratch();
+
+  private CollectiveKind kind;
+  private int tag;
+  private int stream;
+  private long seq;
+  private Elements elements;
+  private ReduceOp op;
+  private int opCode;
+  private int root;
+  private int algorithmCode;
+  private long timeoutMs;
+  private long deadlineNanos;
+  private int segmentElements;
+  private Frame stash;
+
+  OpContext(Transport transport, int segmentBytes) {
+    this.transport = transport;
+    this.rank = transport.rank();
+    this.size = transport.size();
+    this.segmentBytes = Math.min(segmentBytes, transport.maxFrameBytes());
+  }
+
+  /** Prepares for one operation; the deadline starts now. */
+  void begin(CollectiveKind kind, int tag, int stream, long seq, Elements elements, ReduceOp op, int root,
+      int algorithmCode, long timeoutMs) {
+    this.kind = kind;
+    this.tag = tag;
+    this.stream = stream;
+    this.seq = seq;
+    this.elements = elements;
+    this.op = op;
+    this.opCode = op == null ? ReduceOp.NONE_WIRE_CODE : op.wireCode();
+    this.root = root;
+    this.algorithmCode = algorithmCode;
+    this.timeoutMs = timeoutMs;
+    this.deadlineNanos = transport.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+    this.segmentElements = Math.max(1, segmentBytes / elements.wireElementBytes());
+  }
+
+  /** Releases what the operation held; safe after a failure. */
+  void end() {
+    if (stash != null) {
+      transport.release(stash);
+      stash = null;
+    }
+    elements = null;
+  }
+
+  @Override
+  public int rank() {
+    return rank;
+  }
+
+  @Override
+  public int size() {
+    return size;
+  }
+
+  @Override
+  public int length() {
+    return elements.length();
+  }
+
+  @Override
+  public int segmentElements() {
+    return segmentElements;
+  }
+
+  @Override
+  public void send(int peer, int step, int off, int n) {
+    int segments = segmentsOf(n);
+    for (int k = 0; k < segments; k++) {
+      int so = off + k * segmentElements;
+      int sn = Math.min(segmentElements, n - k * segmentElements);
+      Frame f = transport.acquire(sn * elements.wireElementBytes());
+      try {
+        stamp(f, step, so);
+        elements.write(so, sn, f.payload());
+      } catch (RuntimeException e) {
+        transport.release(f);
+        throw e;
+      }
+      transport.send(peer, f);
+    }
+  }
+
+  @Override
+  public void recvReduce(int peer, int step, int off, int n) {
+    receive(peer, step, off, n, true);
+  }
+
+  @Override
+  public void recvCopy(int peer, int step, int off, int n) {
+    receive(peer, step, off, n, false);
+  }
+
+  private void receive(int peer, int step, int off, int n, boolean reduce) {
+    int segments = segmentsOf(n);
+    for (int k = 0; k < segments; k++) {
+      int so = off + k * segmentElements;
+      int sn = Math.min(segmentElements, n - k * segmentElements);
+      Frame f = transport.receive(peer, stream, seq, deadlineNanos);
+      if (f == null) {
+        throw timeout(peer, step);
+      }
+      try {
+        check(f, peer, step, so, sn);
+        if (reduce) {
+          elements.reduce(so, sn, f.payload(), op, scratch);
+        } else {
+          elements.read(so, sn, f.payload());
+        }
+      } finally {
+        transport.release(f);
+      }
+    }
+  }
+
+  @Override
+  public void stash(int off, int n) {
+    if (n > segmentElements) {
+      throw new IllegalArgumentException("stash of " + n + " elements exceeds one segment");
+    }
+    if (stash == null) {
+      stash = transport.acquire(segmentElements * elements.wireElementBytes());
+    }
+    elements.write(off, n, stash.payload());
+  }
+
+  @Override
+  public void copyFromStash(int off, int n) {
+    elements.read(off, n, stash.payload());
+  }
+
+  @Override
+  public void reduceFromStash(int off, int n) {
+    elements.reduce(off, n, stash.payload(), op, scratch);
+  }
+
+  /** Copies {@code [0, n)} of {@code from} into {@code [dstOff, dstOff+n)} of this operation's vector. */
+  void copyLocal(Elements from, int dstOff) {
+    int n = from.length();
+    Frame f = transport.acquire(Math.max(1, Math.min(n, segmentElements)) * from.wireElementBytes());
+    try {
+      for (int done = 0; done < n; done += segmentElements) {
+        int cnt = Math.min(segmentElements, n - done);
+        from.write(done, cnt, f.payload());
+        elements.read(dstOff + done, cnt, f.payload());
+      }
+    } finally {
+      transport.release(f);
+    }
+  }
+
+  private void stamp(Frame f, int step, int offset) {
+    f.header(kind.wireCode(), stream, seq, step, rank, elements.wireCode(), opCode, root, algorithmCode,
+        elements.length(), offset);
+  }
+
+  /** Verifies that {@code f} is the segment this rank expects; a difference means the ranks disagree. */
+  private void check(Frame f, int peer, int step, int offset, int n) {
+    String differs = null;
+    if (f.kind() != kind.wireCode()) {
+      differs = "the operation";
+    } else if (f.count() != elements.length()) {
+      differs = "the length";
+    } else if (f.dtype() != elements.wireCode()) {
+      differs = "the element type";
+    } else if (f.op() != opCode) {
+      differs = "the reduction";
+    } else if (f.root() != root) {
+      differs = "the root";
+    } else if (f.algorithm() != algorithmCode) {
+      differs = "the algorithm";
+    }
+    if (differs != null) {
+      throw new CollectiveMismatchException("ranks disagree on " + differs + " of operation #" + seq + " on tag "
+          + tag + ": rank " + rank + " called " + describeCall() + " but " + transport.describe(peer)
+          + " called " + f.describeCall());
+    }
+    if (f.step() != step || f.offset() != offset || f.payload().size() != n * elements.wireElementBytes()) {
+      throw new CollectiveMismatchException("rank " + rank + " in " + describeCall() + " #" + seq + " on tag " + tag
+          + " expected step " + step + " offset " + offset + " (" + n + " elements) from "
+          + transport.describe(peer) + " but received " + f);
+    }
+  }
+
+  private CollectiveException timeout(int peer, int step) {
+    return new CollectiveTimeoutException(peer, "rank " + rank + " timed out after " + timeoutMs + " ms in "
+        + describeCall() + " #" + seq + " on tag " + tag + " at step " + step + ", waiting for "
+        + transport.describe(peer) + " (did it call the same operations in the same order?)");
+  }
+
+  private String describeCall() {
+    return Frame.describeCall(kind.wireCode(), elements.length(), elements.wireCode(), opCode, root, algorithmCode);
+  }
+}

@@ -1,0 +1,341 @@
+package io.sparkcollective.core.kernel;
+
+import io.sparkcollective.core.api.DType;
+import io.sparkcollective.core.api.DataBuffer;
+import io.sparkcollective.core.api.ReduceOp;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * The vector an operation works on, as a primitive array range, with the three moves algorithms need
+ * between it and a wire segment: write (send), read (copy received), reduce (combine received).
+ *
+ * <p>Arrays are used in place. A {@link ByteBuffer} or a half-precision buffer is first staged into a
+ * working array of the communicator's {@link Scratch} ({@link #open}) and copied back by
+ * {@link #commit}; the half types are widened to float there, so they are reduced and sent as F32 and
+ * rounded once on commit.
+ */
+public abstract class Elements {
+  /** Number of elements. */
+  protected final int length;
+  /** Offset of element 0 in the backing array. */
+  protected final int base;
+  private final int wireCode;
+  private final DataBuffer staged;
+
+  Elements(int base, int length, int wireCode, DataBuffer staged) {
+    this.base = base;
+    this.length = length;
+    this.wireCode = wireCode;
+    this.staged = staged;
+  }
+
+  /** Number of elements. */
+  public final int length() {
+    return length;
+  }
+
+  /** The dtype code frames carry (the user's type, also for half types sent as F32). */
+  public final int wireCode() {
+    return wireCode;
+  }
+
+  /** Bytes one element takes on the wire. */
+  public abstract int wireElementBytes();
+
+  /** Copies elements {@code [off, off+n)} into {@code w} and sets its size. */
+  public abstract void write(int off, int n, WireBuffer w);
+
+  /** Overwrites elements {@code [off, off+n)} with {@code w}'s payload. */
+  public abstract void read(int off, int n, WireBuffer w);
+
+  /** {@code this[off+i] = op(this[off+i], w[i])} for i in [0, n); AVG combines as SUM. */
+  public abstract void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch);
+
+  /** Divides elements {@code [off, off+n)} by {@code divisor} (the end of AVG). */
+  public abstract void divide(int off, int n, int divisor);
+
+  /**
+   * Views {@code data} as elements: in place for arrays, through working copy {@code slot} of
+   * {@code scratch} otherwise (then {@link #commit} must be called to write results back).
+   */
+  public static Elements open(DataBuffer data, Scratch scratch, int slot) {
+    Object array = data.array();
+    int n = data.length();
+    int code = data.dtype().wireCode();
+    if (array instanceof float[]) {
+      return new FloatElements((float[]) array, data.offset(), n, code, null);
+    } else if (array instanceof double[]) {
+      return new DoubleElements((double[]) array, data.offset(), n, code, null);
+    } else if (array instanceof int[]) {
+      return new IntElements((int[]) array, data.offset(), n, code, null);
+    } else if (array instanceof long[]) {
+      return new LongElements((long[]) array, data.offset(), n, code, null);
+    }
+    ByteBuffer src = userView(data);
+    switch (data.dtype()) {
+      case F32: {
+        float[] w = scratch.workFloats(slot, n);
+        src.asFloatBuffer().get(w, 0, n);
+        return new FloatElements(w, 0, n, code, data);
+      }
+      case F64: {
+        double[] w = scratch.workDoubles(slot, n);
+        src.asDoubleBuffer().get(w, 0, n);
+        return new DoubleElements(w, 0, n, code, data);
+      }
+      case I32: {
+        int[] w = scratch.workInts(slot, n);
+        src.asIntBuffer().get(w, 0, n);
+        return new IntElements(w, 0, n, code, data);
+      }
+      case I64: {
+        long[] w = scratch.workLongs(slot, n);
+        src.asLongBuffer().get(w, 0, n);
+        return new LongElements(w, 0, n, code, data);
+      }
+      case F16:
+      case BF16: {
+        float[] w = scratch.workFloats(slot, n);
+        boolean f16 = data.dtype() == DType.F16;
+        for (int i = 0; i < n; i++) {
+          short h = src.getShort(2 * i);
+          w[i] = f16 ? HalfFloats.f16ToFloat(h) : HalfFloats.bf16ToFloat(h);
+        }
+        return new FloatElements(w, 0, n, code, data);
+      }
+      default:
+        throw new IllegalArgumentException("unknown dtype " + data.dtype());
+    }
+  }
+
+  /** Raw bytes (object collectives): copy-only, no reduction. */
+  public static Elements ofBytes(byte[] data) {
+    return new ByteElements(data, 0, data.length);
+  }
+
+  /** Writes a staged working copy back to the caller's buffer; nothing for arrays used in place. */
+  public final void commit() {
+    if (staged == null) {
+      return;
+    }
+    ByteBuffer dst = userView(staged);
+    switch (staged.dtype()) {
+      case F32:
+        dst.asFloatBuffer().put(((FloatElements) this).array, 0, length);
+        break;
+      case F64:
+        dst.asDoubleBuffer().put(((DoubleElements) this).array, 0, length);
+        break;
+      case I32:
+        dst.asIntBuffer().put(((IntElements) this).array, 0, length);
+        break;
+      case I64:
+        dst.asLongBuffer().put(((LongElements) this).array, 0, length);
+        break;
+      case F16:
+      case BF16: {
+        float[] w = ((FloatElements) this).array;
+        boolean f16 = staged.dtype() == DType.F16;
+        for (int i = 0; i < length; i++) {
+          dst.putShort(2 * i, f16 ? HalfFloats.floatToF16(w[i]) : HalfFloats.floatToBf16(w[i]));
+        }
+        break;
+      }
+      default:
+        throw new IllegalArgumentException("unknown dtype " + staged.dtype());
+    }
+  }
+
+  /** The caller's bytes as a buffer starting at element 0, in the caller's byte order. */
+  private static ByteBuffer userView(DataBuffer data) {
+    ByteBuffer user = data.byteBuffer();
+    ByteOrder order = user.order();
+    ByteBuffer view = user.duplicate();
+    view.limit(data.offset() + (int) data.byteLength()).position(data.offset());
+    return view.slice().order(order);
+  }
+
+  static final class FloatElements extends Elements {
+    final float[] array;
+
+    FloatElements(float[] array, int base, int length, int wireCode, DataBuffer staged) {
+      super(base, length, wireCode, staged);
+      this.array = array;
+    }
+
+    @Override
+    public int wireElementBytes() {
+      return Float.BYTES;
+    }
+
+    @Override
+    public void write(int off, int n, WireBuffer w) {
+      w.floats().put(0, array, base + off, n);
+      w.size(n * Float.BYTES);
+    }
+
+    @Override
+    public void read(int off, int n, WireBuffer w) {
+      w.floats().get(0, array, base + off, n);
+    }
+
+    @Override
+    public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
+      float[] in = scratch.segmentFloats(n);
+      w.floats().get(0, in, 0, n);
+      Kernels.reduce(array, base + off, in, 0, n, op);
+    }
+
+    @Override
+    public void divide(int off, int n, int divisor) {
+      Kernels.divide(array, base + off, n, divisor);
+    }
+  }
+
+  static final class DoubleElements extends Elements {
+    final double[] array;
+
+    DoubleElements(double[] array, int base, int length, int wireCode, DataBuffer staged) {
+      super(base, length, wireCode, staged);
+      this.array = array;
+    }
+
+    @Override
+    public int wireElementBytes() {
+      return Double.BYTES;
+    }
+
+    @Override
+    public void write(int off, int n, WireBuffer w) {
+      w.doubles().put(0, array, base + off, n);
+      w.size(n * Double.BYTES);
+    }
+
+    @Override
+    public void read(int off, int n, WireBuffer w) {
+      w.doubles().get(0, array, base + off, n);
+    }
+
+    @Override
+    public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
+      double[] in = scratch.segmentDoubles(n);
+      w.doubles().get(0, in, 0, n);
+      Kernels.reduce(array, base + off, in, 0, n, op);
+    }
+
+    @Override
+    public void divide(int off, int n, int divisor) {
+      Kernels.divide(array, base + off, n, divisor);
+    }
+  }
+
+  static final class IntElements extends Elements {
+    final int[] array;
+
+    IntElements(int[] array, int base, int length, int wireCode, DataBuffer staged) {
+      super(base, length, wireCode, staged);
+      this.array = array;
+    }
+
+    @Override
+    public int wireElementBytes() {
+      return Integer.BYTES;
+    }
+
+    @Override
+    public void write(int off, int n, WireBuffer w) {
+      w.ints().put(0, array, base + off, n);
+      w.size(n * Integer.BYTES);
+    }
+
+    @Override
+    public void read(int off, int n, WireBuffer w) {
+      w.ints().get(0, array, base + off, n);
+    }
+
+    @Override
+    public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
+      int[] in = scratch.segmentInts(n);
+      w.ints().get(0, in, 0, n);
+      Kernels.reduce(array, base + off, in, 0, n, op);
+    }
+
+    @Override
+    public void divide(int off, int n, int divisor) {
+      Kernels.divide(array, base + off, n, divisor);
+    }
+  }
+
+  static final class LongElements extends Elements {
+    final long[] array;
+
+    LongElements(long[] array, int base, int length, int wireCode, DataBuffer staged) {
+      super(base, length, wireCode, staged);
+      this.array = array;
+    }
+
+    @Override
+    public int wireElementBytes() {
+      return Long.BYTES;
+    }
+
+    @Override
+    public void write(int off, int n, WireBuffer w) {
+      w.longs().put(0, array, base + off, n);
+      w.size(n * Long.BYTES);
+    }
+
+    @Override
+    public void read(int off, int n, WireBuffer w) {
+      w.longs().get(0, array, base + off, n);
+    }
+
+    @Override
+    public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
+      long[] in = scratch.segmentLongs(n);
+      w.longs().get(0, in, 0, n);
+      Kernels.reduce(array, base + off, in, 0, n, op);
+    }
+
+    @Override
+    public void divide(int off, int n, int divisor) {
+      Kernels.divide(array, base + off, n, divisor);
+    }
+  }
+
+  static final class ByteElements extends Elements {
+    final byte[] array;
+
+    ByteElements(byte[] array, int base, int length) {
+      super(base, length, DType.BYTES_WIRE_CODE, null);
+      this.array = array;
+    }
+
+    @Override
+    public int wireElementBytes() {
+      return 1;
+    }
+
+    @Override
+    public void write(int off, int n, WireBuffer w) {
+      w.bytes().put(0, array, base + off, n);
+      w.size(n);
+    }
+
+    @Override
+    public void read(int off, int n, WireBuffer w) {
+      w.bytes().get(0, array, base + off, n);
+    }
+
+    @Override
+    public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
+      throw new UnsupportedOperationException("raw bytes are not reducible");
+    }
+
+    @Override
+    public void divide(int off, int n, int divisor) {
+      throw new UnsupportedOperationException("raw bytes are not reducible");
+    }
+  }
+}

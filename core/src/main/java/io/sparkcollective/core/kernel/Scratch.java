@@ -1,0 +1,84 @@
+package io.sparkcollective.core.kernel;
+
+/**
+ * Reusable arrays for one operation at a time: segment-sized staging for reductions and, for ByteBuffer
+ * and half-precision inputs, a working copy of the whole vector. Arrays grow to the largest request and
+ * are then kept, so steady-state operations allocate nothing. Not thread-safe: one owner at a time.
+ */
+public final class Scratch {
+  private float[] segF32 = new float[0];
+  private double[] segF64 = new double[0];
+  private int[] segI32 = new int[0];
+  private long[] segI64 = new long[0];
+  private final float[][] workF32 = {new float[0], new float[0]};
+  private final double[][] workF64 = {new double[0], new double[0]};
+  private final int[][] workI32 = {new int[0], new int[0]};
+  private final long[][] workI64 = {new long[0], new long[0]};
+
+  float[] segmentFloats(int n) {
+    if (segF32.length < n) {
+      segF32 = new float[n];
+    }
+    return segF32;
+  }
+
+  double[] segmentDoubles(int n) {
+    if (segF64.length < n) {
+      segF64 = new double[n];
+    }
+    return segF64;
+  }
+
+  int[] segmentInts(int n) {
+    if (segI32.length < n) {
+      segI32 = new int[n];
+    }
+    return segI32;
+  }
+
+  long[] segmentLongs(int n) {
+    if (segI64.length < n) {
+      segI64 = new long[n];
+    }
+    return segI64;
+  }
+
+  /** Working copy number {@code slot} (0 or 1: an operation may stage two buffers at once). */
+  float[] workFloats(int slot, int n) {
+    if (workF32[slot].length < n) {
+      workF32[slot] = new float[n];
+    }
+    return workF32[slot];
+  }
+
+  double[] workDoubles(int slot, int n) {
+    if (workF64[slot].length < n) {
+      workF64[slot] = new double[n];
+    }
+    return workF64[slot];
+  }
+
+  int[] workInts(int slot, int n) {
+    if (workI32[slot].length < n) {
+      workI32[slot] = new int[n];
+    }
+    return workI32[slot];
+  }
+
+  long[] workLongs(int slot, int n) {
+    if (workI64[slot].length < n) {
+      workI64[slot] = new long[n];
+    }
+    return workI64[slot];
+  }
+
+  /** Drops the working copies (after an unusually large operation, or on close). */
+  public void trim() {
+    for (int slot = 0; slot < 2; slot++) {
+      workF32[slot] = new float[0];
+      workF64[slot] = new double[0];
+      workI32[slot] = new int[0];
+      workI64[slot] = new long[0];
+    }
+  }
+}

@@ -1,0 +1,76 @@
+package io.sparkcollective.core.kernel;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.DoubleBuffer;
+import java.nio.FloatBuffer;
+import java.nio.IntBuffer;
+import java.nio.LongBuffer;
+
+/**
+ * A fixed-capacity little-endian byte buffer that carries one segment of payload, with typed views made
+ * once and reused, so that moving a segment in or out of a primitive array is one bulk copy and allocates
+ * nothing. Owned by whoever holds the frame that contains it (see {@code transport.Frame}).
+ */
+public final class WireBuffer {
+  private final ByteBuffer bytes;
+  private FloatBuffer floats;
+  private DoubleBuffer doubles;
+  private IntBuffer ints;
+  private LongBuffer longs;
+  private int size;
+
+  public WireBuffer(int capacity, boolean direct) {
+    ByteBuffer b = direct ? ByteBuffer.allocateDirect(capacity) : ByteBuffer.allocate(capacity);
+    this.bytes = b.order(ByteOrder.LITTLE_ENDIAN);
+  }
+
+  /** The whole buffer; payload is {@code [0, size())}. Callers must not change its order. */
+  public ByteBuffer bytes() {
+    return bytes;
+  }
+
+  public int capacity() {
+    return bytes.capacity();
+  }
+
+  /** Payload bytes. */
+  public int size() {
+    return size;
+  }
+
+  public void size(int size) {
+    if (size < 0 || size > bytes.capacity()) {
+      throw new IllegalArgumentException("size " + size + " outside [0, " + bytes.capacity() + "]");
+    }
+    this.size = size;
+  }
+
+  FloatBuffer floats() {
+    if (floats == null) {
+      floats = bytes.duplicate().order(ByteOrder.LITTLE_ENDIAN).clear().asFloatBuffer();
+    }
+    return floats;
+  }
+
+  DoubleBuffer doubles() {
+    if (doubles == null) {
+      doubles = bytes.duplicate().order(ByteOrder.LITTLE_ENDIAN).clear().asDoubleBuffer();
+    }
+    return doubles;
+  }
+
+  IntBuffer ints() {
+    if (ints == null) {
+      ints = bytes.duplicate().order(ByteOrder.LITTLE_ENDIAN).clear().asIntBuffer();
+    }
+    return ints;
+  }
+
+  LongBuffer longs() {
+    if (longs == null) {
+      longs = bytes.duplicate().order(ByteOrder.LITTLE_ENDIAN).clear().asLongBuffer();
+    }
+    return longs;
+  }
+}

@@ -1,0 +1,193 @@
+package io.sparkcollective.core.transport;
+
+import io.sparkcollective.core.api.CollectiveException;
+import io.sparkcollective.core.time.NanoClock;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The receiving side shared by transports: one queue per source rank, matched by (stream, sequence), and
+ * the rank's failure state. A failure wakes every waiter at once, so no receive outlives the group.
+ *
+ * <p>Locking: each source queue has its own lock; {@link #fail} takes them one after another.
+ */
+public final class Inbox {
+  private final SourceQueue[] queues;
+  private final AtomicReference<CollectiveException> failure = new AtomicReference<>();
+  private final NanoClock clock;
+  private final FramePool pool;
+  private volatile boolean closed;
+
+  public Inbox(int size, NanoClock clock, FramePool pool) {
+    this.clock = clock;
+    this.pool = pool;
+    this.queues = new SourceQueue[size];
+    for (int i = 0; i < size; i++) {
+      queues[i] = new SourceQueue();
+    }
+  }
+
+  /** Adds a frame from {@code source}; takes ownership (released at once if this rank is closed). */
+  public void deliver(int source, Frame frame) {
+    SourceQueue q = queues[source];
+    q.lock.lock();
+    try {
+      if (!closed) {
+        q.add(frame);
+        q.arrived.signalAll();
+        return;
+      }
+    } finally {
+      q.lock.unlock();
+    }
+    pool.release(frame);
+  }
+
+  /** See {@link Transport#receive}. */
+  public Frame receive(int source, int stream, long seq, long deadlineNanos) {
+    SourceQueue q = queues[source];
+    q.lock.lock();
+    try {
+      while (true) {
+        CollectiveException f = failure.get();
+        if (f != null) {
+          throw f;
+        }
+        Frame frame = q.take(stream, seq);
+        if (frame != null) {
+          return frame;
+        }
+        if (q.gone != null) {
+          throw q.gone;
+        }
+        long remaining = deadlineNanos - clock.nanoTime();
+        if (remaining <= 0) {
+          return null;
+        }
+        // Bounded wait so that a manual clock in tests advances deadlines without a signal.
+        q.arrived.awaitNanos(Math.min(remaining, TimeUnit.MILLISECONDS.toNanos(50)));
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new CollectiveException("interrupted while waiting for a frame from rank " + source, e);
+    } finally {
+      q.lock.unlock();
+    }
+  }
+
+  /** Records {@code cause} if it is the first failure and wakes every waiter; true if it was the first. */
+  public boolean fail(CollectiveException cause) {
+    boolean first = failure.compareAndSet(null, cause);
+    for (SourceQueue q : queues) {
+      q.lock.lock();
+      try {
+        q.arrived.signalAll();
+      } finally {
+        q.lock.unlock();
+      }
+    }
+    return first;
+  }
+
+  /**
+   * Marks {@code source} as gone (it left the group): frames it sent before leaving can still be received,
+   * then receives from it throw {@code why}. Not a failure of this rank by itself.
+   */
+  public void markGone(int source, CollectiveException why) {
+    SourceQueue q = queues[source];
+    q.lock.lock();
+    try {
+      if (q.gone == null) {
+        q.gone = why;
+      }
+      q.arrived.signalAll();
+    } finally {
+      q.lock.unlock();
+    }
+  }
+
+  public CollectiveException failure() {
+    return failure.get();
+  }
+
+  /** Stops accepting frames and releases the queued ones. */
+  public void close() {
+    closed = true;
+    for (SourceQueue q : queues) {
+      q.lock.lock();
+      try {
+        q.drainTo(pool);
+        q.arrived.signalAll();
+      } finally {
+        q.lock.unlock();
+      }
+    }
+  }
+
+  /** Frames waiting in all queues (for tests and leak checks). */
+  public int queued() {
+    int n = 0;
+    for (SourceQueue q : queues) {
+      q.lock.lock();
+      try {
+        n += q.count;
+      } finally {
+        q.lock.unlock();
+      }
+    }
+    return n;
+  }
+
+  /** A growable ring of frames; removal by match keeps arrival order of the rest. */
+  private static final class SourceQueue {
+    final ReentrantLock lock = new ReentrantLock();
+    final Condition arrived = lock.newCondition();
+    Frame[] ring = new Frame[16];
+    CollectiveException gone;
+    int head;
+    int count;
+
+    void add(Frame f) {
+      if (count == ring.length) {
+        Frame[] bigger = new Frame[ring.length * 2];
+        for (int i = 0; i < count; i++) {
+          bigger[i] = ring[(head + i) & (ring.length - 1)];
+        }
+        ring = bigger;
+        head = 0;
+      }
+      ring[(head + count) & (ring.length - 1)] = f;
+      count++;
+    }
+
+    Frame take(int stream, long seq) {
+      int mask = ring.length - 1;
+      for (int i = 0; i < count; i++) {
+        Frame f = ring[(head + i) & mask];
+        if (f.stream() == stream && f.seq() == seq) {
+          // Close the gap by shifting the earlier frames one slot towards the tail.
+          for (int j = i; j > 0; j--) {
+            ring[(head + j) & mask] = ring[(head + j - 1) & mask];
+          }
+          ring[head] = null;
+          head = (head + 1) & mask;
+          count--;
+          return f;
+        }
+      }
+      return null;
+    }
+
+    void drainTo(FramePool pool) {
+      int mask = ring.length - 1;
+      for (int i = 0; i < count; i++) {
+        pool.release(ring[(head + i) & mask]);
+        ring[(head + i) & mask] = null;
+      }
+      count = 0;
+      head = 0;
+    }
+  }
+}

@@ -1,0 +1,63 @@
+package io.sparkcollective.core.transport;
+
+import io.sparkcollective.core.api.CollectiveException;
+
+/**
+ * Moves {@link Frame}s between the ranks of one group and keeps the group's failure state: what the
+ * algorithms' links stand on. Implementations: {@code transport.local.LocalTransport} (ranks as threads of
+ * one JVM) and the TCP transport; {@code transport.fault.FaultInjectingTransport} wraps either.
+ *
+ * <p>Contract: {@link #send} never waits for the receiver (it queues), frames between two ranks arrive in
+ * the order sent, and {@link #receive} matches frames by (source, stream, sequence). Once the transport has
+ * failed ({@link #abort}, a lost link, a peer's ABORT), every blocked and later {@link #receive} throws the
+ * first failure.
+ */
+public interface Transport extends AutoCloseable {
+  int rank();
+
+  int size();
+
+  /** How to name a rank in messages, e.g. {@code rank 3} or {@code rank 3 (10.0.0.5:7077)}. */
+  String describe(int rank);
+
+  /** A frame with room for {@code payloadBytes}; the caller owns it. */
+  Frame acquire(int payloadBytes);
+
+  /** Gives a frame back; the caller must own it. */
+  void release(Frame frame);
+
+  /** Largest payload one frame carries. */
+  int maxFrameBytes();
+
+  /**
+   * Queues {@code frame} for {@code peer}; ownership passes to the transport, also when this throws.
+   *
+   * @throws CollectiveException if the link to {@code peer} is gone or the transport has failed
+   */
+  void send(int peer, Frame frame);
+
+  /**
+   * Waits for the frame from {@code peer} on {@code stream} with sequence {@code seq}. The caller owns the
+   * returned frame.
+   *
+   * @return the frame, or null when {@code deadlineNanos} (on this transport's clock) passed first
+   * @throws CollectiveException the transport's failure, as soon as it fails
+   */
+  Frame receive(int peer, int stream, long seq, long deadlineNanos);
+
+  /** Fails this rank with {@code cause} (kept only if it is the first failure) and tells every peer. */
+  void abort(CollectiveException cause);
+
+  /** The first failure, or null while healthy. */
+  CollectiveException failure();
+
+  /** Drops the link to {@code peer} as if it broke: both ends fail with a lost-peer error. */
+  void disconnect(int peer, String reason);
+
+  /** Current monotonic time of the clock deadlines are measured on. */
+  long nanoTime();
+
+  /** Leaves the group: peers learn this rank left; queued frames are released. Idempotent. */
+  @Override
+  void close();
+}

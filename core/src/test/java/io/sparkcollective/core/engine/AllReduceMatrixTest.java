@@ -1,0 +1,204 @@
+package io.sparkcollective.core.engine;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sparkcollective.core.api.Algorithm;
+import io.sparkcollective.core.api.CollectiveOptions;
+import io.sparkcollective.core.api.DType;
+import io.sparkcollective.core.api.DataBuffer;
+import io.sparkcollective.core.api.ReduceOp;
+import io.sparkcollective.core.config.CollectiveConfig;
+import io.sparkcollective.core.testing.GroupHarness;
+import io.sparkcollective.core.testing.Reference;
+import io.sparkcollective.core.testing.TypedData;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.function.UnaryOperator;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Every all-reduce algorithm against the sequential reference, for group sizes 1 to 17, lengths 0, 1,
+ * below N, not divisible by N and several segments, every dtype, every op, and every memory form. Float
+ * inputs are small integers so any summation order is exact and the reference is bit-exact; integer
+ * inputs span the whole range so wrapping on overflow is checked too.
+ */
+@Timeout(600)
+class AllReduceMatrixTest {
+  private static final int SEGMENT_BYTES = 4096;
+
+  static Stream<Arguments> groups() {
+    List<Arguments> cases = new ArrayList<>();
+    for (Algorithm a : new Algorithm[] {Algorithm.RING, Algorithm.DIRECT, Algorithm.HALVING_DOUBLING}) {
+      for (int n = 1; n <= 17; n++) {
+        cases.add(Arguments.of(a, n));
+      }
+    }
+    return cases.stream();
+  }
+
+  @ParameterizedTest(name = "{0} on {1} ranks")
+  @MethodSource("groups")
+  void shouldMatchSequentialReferenceForEveryTypeOpAndLength(Algorithm algorithm, int n) {
+    LocalGroup group = LocalGroup.create(n,
+        CollectiveConfig.from(Map.of(CollectiveConfig.SEGMENT_BYTES, String.valueOf(SEGMENT_BYTES))),
+        UnaryOperator.identity());
+    CollectiveOptions options = CollectiveOptions.DEFAULT.withAlgorithm(algorithm);
+    Set<Integer> lengths = new LinkedHashSet<>(List.of(0, 1, Math.max(0, n - 1), n + 1, 3 * n + 2, 2500));
+    try {
+      List<Integer> checked = GroupHarness.run(group, Duration.ofSeconds(120), comm -> {
+        int count = 0;
+        int variant = 0;
+        for (int len : lengths) {
+          for (DType dtype : DType.values()) {
+            for (ReduceOp op : ReduceOp.values()) {
+              TypedData.Form form = TypedData.Form.values()[variant++ % 3];
+              long seed = 31L * len + 7L * dtype.ordinal() + op.ordinal();
+              long[][] ints = new long[n][];
+              double[][] floats = new double[n][];
+              for (int r = 0; r < n; r++) {
+                ints[r] = integers(seed, r, len, dtype);
+                floats[r] = smallFloats(seed, r, len, op);
+              }
+              TypedData mine = TypedData.of(dtype, form, ints[comm.rank()], floats[comm.rank()]);
+              comm.allReduce(mine.buffer(), op, options);
+              long[] expected = dtype.isFloating()
+                  ? Reference.reduceExactFloats(dtype, op, floats)
+                  : Reference.reduceIntegers(dtype, op, ints);
+              long[] actual = IntStream.range(0, len).mapToLong(mine::bits).toArray();
+              assertArrayEquals(expected, actual,
+                  () -> algorithm + " n=" + n + " rank " + comm.rank() + " len=" + len + " " + dtype + " " + op
+                      + " " + form);
+              count++;
+            }
+          }
+        }
+        return count;
+      });
+      for (int c : checked) {
+        assertEquals(lengths.size() * DType.values().length * ReduceOp.values().length, c);
+      }
+    } finally {
+      GroupHarness.closeAll(group);
+    }
+    assertEquals(0, group.fabric().pool().outstanding(), "frames leaked");
+  }
+
+  static Stream<Arguments> largeCases() {
+    List<Arguments> cases = new ArrayList<>();
+    for (Algorithm a : new Algorithm[] {Algorithm.RING, Algorithm.HALVING_DOUBLING, Algorithm.DIRECT}) {
+      for (int n : new int[] {2, 3, 4, 7}) {
+        cases.add(Arguments.of(a, n));
+      }
+    }
+    return cases.stream();
+  }
+
+  @ParameterizedTest(name = "{0} on {1} ranks, 6 MiB")
+  @MethodSource("largeCases")
+  void shouldReduceSeveralMebibytesInManySegments(Algorithm algorithm, int n) {
+    int len = (6 << 20) / 4 + 3;
+    LocalGroup group = LocalGroup.create(n);
+    try {
+      GroupHarness.run(group, Duration.ofSeconds(120), comm -> {
+        float[] data = new float[len];
+        for (int i = 0; i < len; i++) {
+          data[i] = (float) ((i % 1000) - 500 + comm.rank());
+        }
+        comm.allReduce(DataBuffer.of(data), ReduceOp.SUM, CollectiveOptions.DEFAULT.withAlgorithm(algorithm));
+        float rankSum = n * (n - 1) / 2f;
+        for (int i = 0; i < len; i++) {
+          float expected = n * (float) ((i % 1000) - 500) + rankSum;
+          if (data[i] != expected) {
+            throw new AssertionError("rank " + comm.rank() + " element " + i + ": " + data[i] + " != " + expected);
+          }
+        }
+        return null;
+      });
+    } finally {
+      GroupHarness.closeAll(group);
+    }
+  }
+
+  @Test
+  void shouldGiveBitwiseEqualAndRepeatableResultsForRandomFloats() {
+    for (Algorithm algorithm : new Algorithm[] {Algorithm.RING, Algorithm.DIRECT, Algorithm.HALVING_DOUBLING}) {
+      for (int n : new int[] {3, 5, 8}) {
+        int len = 10_007;
+        List<float[]> first = runRandom(algorithm, n, len);
+        List<float[]> second = runRandom(algorithm, n, len);
+        double[] exact = new double[len];
+        for (int r = 0; r < n; r++) {
+          SplittableRandom rnd = new SplittableRandom(r);
+          for (int i = 0; i < len; i++) {
+            exact[i] += (float) rnd.nextGaussian();
+          }
+        }
+        for (int r = 0; r < n; r++) {
+          assertArrayEquals(first.get(0), first.get(r), algorithm + " n=" + n + ": rank " + r + " differs from rank 0");
+          assertArrayEquals(first.get(r), second.get(r), algorithm + " n=" + n + ": run 2 differs on rank " + r);
+        }
+        for (int i = 0; i < len; i++) {
+          float got = first.get(0)[i];
+          assertTrue(Math.abs(got - exact[i]) <= 1e-5 * n * (1 + Math.abs(exact[i])),
+              algorithm + " element " + i + ": " + got + " vs " + exact[i]);
+        }
+      }
+    }
+  }
+
+  private static List<float[]> runRandom(Algorithm algorithm, int n, int len) {
+    LocalGroup group = LocalGroup.create(n, CollectiveConfig.from(Map.of(CollectiveConfig.SEGMENT_BYTES, "4096")),
+        UnaryOperator.identity());
+    try {
+      return GroupHarness.run(group, Duration.ofSeconds(60), comm -> {
+        SplittableRandom rnd = new SplittableRandom(comm.rank());
+        float[] data = new float[len];
+        for (int i = 0; i < len; i++) {
+          data[i] = (float) rnd.nextGaussian();
+        }
+        comm.allReduce(DataBuffer.of(data), ReduceOp.SUM, CollectiveOptions.DEFAULT.withAlgorithm(algorithm));
+        return data;
+      });
+    } finally {
+      GroupHarness.closeAll(group);
+    }
+  }
+
+  /** Full-range integers for SUM/AVG/PROD (so they wrap), any values for MIN/MAX. */
+  static long[] integers(long seed, int rank, int len, DType dtype) {
+    SplittableRandom rnd = new SplittableRandom(seed * 1_000_003L + rank);
+    long[] v = new long[len];
+    for (int i = 0; i < len; i++) {
+      v[i] = dtype == DType.I32 ? rnd.nextInt() : rnd.nextLong();
+    }
+    return v;
+  }
+
+  /** Small integers whose sums and products are exact in every float type (products are powers of two). */
+  static double[] smallFloats(long seed, int rank, int len, ReduceOp op) {
+    SplittableRandom rnd = new SplittableRandom(seed * 1_000_033L + rank);
+    double[] v = new double[len];
+    for (int i = 0; i < len; i++) {
+      if (op == ReduceOp.PROD) {
+        int k = rnd.nextInt(4);
+        v[i] = k == 0 ? -2 : k == 1 ? -1 : k == 2 ? 1 : 2;
+      } else {
+        v[i] = rnd.nextInt(17) - 8;
+      }
+    }
+    return v;
+  }
+}
