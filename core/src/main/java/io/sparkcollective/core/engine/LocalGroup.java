@@ -33,8 +33,13 @@ public final class LocalGroup {
 
   /** {@code size} ranks; {@code wrap} may decorate each rank's transport (e.g. with fault injection). */
   public static LocalGroup create(int size, CollectiveConfig config, UnaryOperator<Transport> wrap) {
+    return create(size, config, wrap, new KryoObjectSerializer());
+  }
+
+  /** As above, with the serializer used by the object collectives. */
+  public static LocalGroup create(
+      int size, CollectiveConfig config, UnaryOperator<Transport> wrap, ObjectSerializer serializer) {
     LocalFabric fabric = new LocalFabric(size, config.segmentBytes(), NanoClock.SYSTEM);
-    ObjectSerializer serializer = new KryoObjectSerializer();
     List<Communicator> list = new ArrayList<>(size);
     for (int r = 0; r < size; r++) {
       list.add(new EngineCommunicator(wrap.apply(fabric.endpoint(r)), config, serializer));

@@ -5,6 +5,10 @@ import io.sparkcollective.core.api.DataBuffer;
 import io.sparkcollective.core.api.ReduceOp;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.DoubleBuffer;
+import java.nio.FloatBuffer;
+import java.nio.IntBuffer;
+import java.nio.LongBuffer;
 
 /**
  * The vector an operation works on, as a primitive array range, with the three moves algorithms need
@@ -49,7 +53,11 @@ public abstract class Elements {
   /** Overwrites elements {@code [off, off+n)} with {@code w}'s payload. */
   public abstract void read(int off, int n, WireBuffer w);
 
-  /** {@code this[off+i] = op(this[off+i], w[i])} for i in [0, n); AVG combines as SUM. */
+  /**
+   * {@code this[off+i] = op(this[off+i], w[i])} for i in [0, n); AVG combines as SUM. Both operands are
+   * staged into 0-based scratch arrays so the kernel loop vectorises (see {@link Kernels}); the two extra
+   * copies cost less than a scalar loop.
+   */
   public abstract void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch);
 
   /** Divides elements {@code [off, off+n)} by {@code divisor} (the end of AVG). */
@@ -156,6 +164,49 @@ public abstract class Elements {
     return view.slice().order(order);
   }
 
+  // Relative bulk transfers from position 0 of the wire buffer's cached views: on JDK 17 these take the
+  // memory-copy path for direct native-order buffers, where the absolute-index forms copy element by element.
+
+  private static void get(FloatBuffer v, float[] dst, int off, int n) {
+    v.clear();
+    v.get(dst, off, n);
+  }
+
+  private static void put(FloatBuffer v, float[] src, int off, int n) {
+    v.clear();
+    v.put(src, off, n);
+  }
+
+  private static void get(DoubleBuffer v, double[] dst, int off, int n) {
+    v.clear();
+    v.get(dst, off, n);
+  }
+
+  private static void put(DoubleBuffer v, double[] src, int off, int n) {
+    v.clear();
+    v.put(src, off, n);
+  }
+
+  private static void get(IntBuffer v, int[] dst, int off, int n) {
+    v.clear();
+    v.get(dst, off, n);
+  }
+
+  private static void put(IntBuffer v, int[] src, int off, int n) {
+    v.clear();
+    v.put(src, off, n);
+  }
+
+  private static void get(LongBuffer v, long[] dst, int off, int n) {
+    v.clear();
+    v.get(dst, off, n);
+  }
+
+  private static void put(LongBuffer v, long[] src, int off, int n) {
+    v.clear();
+    v.put(src, off, n);
+  }
+
   static final class FloatElements extends Elements {
     final float[] array;
 
@@ -171,20 +222,23 @@ public abstract class Elements {
 
     @Override
     public void write(int off, int n, WireBuffer w) {
-      w.floats().put(0, array, base + off, n);
+      put(w.floats(), array, base + off, n);
       w.size(n * Float.BYTES);
     }
 
     @Override
     public void read(int off, int n, WireBuffer w) {
-      w.floats().get(0, array, base + off, n);
+      get(w.floats(), array, base + off, n);
     }
 
     @Override
     public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
-      float[] in = scratch.segmentFloats(n);
-      w.floats().get(0, in, 0, n);
-      Kernels.reduce(array, base + off, in, 0, n, op);
+      float[] acc = scratch.segmentFloats(0, n);
+      float[] in = scratch.segmentFloats(1, n);
+      System.arraycopy(array, base + off, acc, 0, n);
+      get(w.floats(), in, 0, n);
+      Kernels.reduce(acc, in, n, op);
+      System.arraycopy(acc, 0, array, base + off, n);
     }
 
     @Override
@@ -208,20 +262,23 @@ public abstract class Elements {
 
     @Override
     public void write(int off, int n, WireBuffer w) {
-      w.doubles().put(0, array, base + off, n);
+      put(w.doubles(), array, base + off, n);
       w.size(n * Double.BYTES);
     }
 
     @Override
     public void read(int off, int n, WireBuffer w) {
-      w.doubles().get(0, array, base + off, n);
+      get(w.doubles(), array, base + off, n);
     }
 
     @Override
     public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
-      double[] in = scratch.segmentDoubles(n);
-      w.doubles().get(0, in, 0, n);
-      Kernels.reduce(array, base + off, in, 0, n, op);
+      double[] acc = scratch.segmentDoubles(0, n);
+      double[] in = scratch.segmentDoubles(1, n);
+      System.arraycopy(array, base + off, acc, 0, n);
+      get(w.doubles(), in, 0, n);
+      Kernels.reduce(acc, in, n, op);
+      System.arraycopy(acc, 0, array, base + off, n);
     }
 
     @Override
@@ -245,20 +302,23 @@ public abstract class Elements {
 
     @Override
     public void write(int off, int n, WireBuffer w) {
-      w.ints().put(0, array, base + off, n);
+      put(w.ints(), array, base + off, n);
       w.size(n * Integer.BYTES);
     }
 
     @Override
     public void read(int off, int n, WireBuffer w) {
-      w.ints().get(0, array, base + off, n);
+      get(w.ints(), array, base + off, n);
     }
 
     @Override
     public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
-      int[] in = scratch.segmentInts(n);
-      w.ints().get(0, in, 0, n);
-      Kernels.reduce(array, base + off, in, 0, n, op);
+      int[] acc = scratch.segmentInts(0, n);
+      int[] in = scratch.segmentInts(1, n);
+      System.arraycopy(array, base + off, acc, 0, n);
+      get(w.ints(), in, 0, n);
+      Kernels.reduce(acc, in, n, op);
+      System.arraycopy(acc, 0, array, base + off, n);
     }
 
     @Override
@@ -282,20 +342,23 @@ public abstract class Elements {
 
     @Override
     public void write(int off, int n, WireBuffer w) {
-      w.longs().put(0, array, base + off, n);
+      put(w.longs(), array, base + off, n);
       w.size(n * Long.BYTES);
     }
 
     @Override
     public void read(int off, int n, WireBuffer w) {
-      w.longs().get(0, array, base + off, n);
+      get(w.longs(), array, base + off, n);
     }
 
     @Override
     public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
-      long[] in = scratch.segmentLongs(n);
-      w.longs().get(0, in, 0, n);
-      Kernels.reduce(array, base + off, in, 0, n, op);
+      long[] acc = scratch.segmentLongs(0, n);
+      long[] in = scratch.segmentLongs(1, n);
+      System.arraycopy(array, base + off, acc, 0, n);
+      get(w.longs(), in, 0, n);
+      Kernels.reduce(acc, in, n, op);
+      System.arraycopy(acc, 0, array, base + off, n);
     }
 
     @Override
@@ -319,13 +382,17 @@ public abstract class Elements {
 
     @Override
     public void write(int off, int n, WireBuffer w) {
-      w.bytes().put(0, array, base + off, n);
+      ByteBuffer b = w.bytes();
+      b.clear();
+      b.put(array, base + off, n);
       w.size(n);
     }
 
     @Override
     public void read(int off, int n, WireBuffer w) {
-      w.bytes().get(0, array, base + off, n);
+      ByteBuffer b = w.bytes();
+      b.clear();
+      b.get(array, base + off, n);
     }
 
     @Override

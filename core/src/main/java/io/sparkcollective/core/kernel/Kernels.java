@@ -3,10 +3,16 @@ package io.sparkcollective.core.kernel;
 import io.sparkcollective.core.api.ReduceOp;
 
 /**
- * Element-wise reductions {@code dst[i] = op(dst[i], src[i])} over primitive arrays. The operator is
- * dispatched once per call, outside the loop, and each loop body is a single simple statement over two
- * arrays so that C2's superword pass turns it into SIMD code (checked by {@code KernelBenchmark} in the
- * benchmarks module against a plain {@code a[i] += b[i]} loop and a copy of the same bytes).
+ * Element-wise reductions {@code dst[i] = op(dst[i], src[i])}, i in [0, n), over primitive arrays. The
+ * operator is dispatched once per call, outside the loop, and each loop body is one simple statement over
+ * two arrays indexed alike, so that C2's superword pass turns it into SIMD code (checked by
+ * {@code KernelBenchmark} in the benchmarks module against a plain {@code a[i] += b[i]} loop and a copy of
+ * the same bytes).
+ *
+ * <p>Both arrays start at index 0 on purpose: C2 (JDK 17) vectorises {@code d[x + i] op= s[y + i]} only
+ * when x and y are the same invariant expression, since it must prove both references equally aligned;
+ * with unrelated offsets the loop stays scalar and runs about 7x slower. Callers stage ranges into
+ * 0-based scratch arrays instead.
  *
  * <p>AVG reduces as SUM here; the division by the group size happens once at the end
  * ({@link #divide(float[], int, int, int)} and friends).
@@ -14,27 +20,27 @@ import io.sparkcollective.core.api.ReduceOp;
 public final class Kernels {
   private Kernels() {}
 
-  public static void reduce(float[] dst, int dstOff, float[] src, int srcOff, int n, ReduceOp op) {
+  public static void reduce(float[] dst, float[] src, int n, ReduceOp op) {
     switch (op) {
       case SUM:
       case AVG:
         for (int i = 0; i < n; i++) {
-          dst[dstOff + i] += src[srcOff + i];
+          dst[i] += src[i];
         }
         break;
       case PROD:
         for (int i = 0; i < n; i++) {
-          dst[dstOff + i] *= src[srcOff + i];
+          dst[i] *= src[i];
         }
         break;
       case MIN:
         for (int i = 0; i < n; i++) {
-          dst[dstOff + i] = Math.min(dst[dstOff + i], src[srcOff + i]);
+          dst[i] = Math.min(dst[i], src[i]);
         }
         break;
       case MAX:
         for (int i = 0; i < n; i++) {
-          dst[dstOff + i] = Math.max(dst[dstOff + i], src[srcOff + i]);
+          dst[i] = Math.max(dst[i], src[i]);
         }
         break;
       default:
@@ -42,27 +48,27 @@ public final class Kernels {
     }
   }
 
-  public static void reduce(double[] dst, int dstOff, double[] src, int srcOff, int n, ReduceOp op) {
+  public static void reduce(double[] dst, double[] src, int n, ReduceOp op) {
     switch (op) {
       case SUM:
       case AVG:
         for (int i = 0; i < n; i++) {
-          dst[dstOff + i] += src[srcOff + i];
+          dst[i] += src[i];
         }
         break;
       case PROD:
         for (int i = 0; i < n; i++) {
-          dst[dstOff + i] *= src[srcOff + i];
+          dst[i] *= src[i];
         }
         break;
       case MIN:
         for (int i = 0; i < n; i++) {
-          dst[dstOff + i] = Math.min(dst[dstOff + i], src[srcOff + i]);
+          dst[i] = Math.min(dst[i], src[i]);
         }
         break;
       case MAX:
         for (int i = 0; i < n; i++) {
-          dst[dstOff + i] = Math.max(dst[dstOff + i], src[srcOff + i]);
+          dst[i] = Math.max(dst[i], src[i]);
         }
         break;
       default:
@@ -70,27 +76,27 @@ public final class Kernels {
     }
   }
 
-  public static void reduce(int[] dst, int dstOff, int[] src, int srcOff, int n, ReduceOp op) {
+  public static void reduce(int[] dst, int[] src, int n, ReduceOp op) {
     switch (op) {
       case SUM:
       case AVG:
         for (int i = 0; i < n; i++) {
-          dst[dstOff + i] += src[srcOff + i];
+          dst[i] += src[i];
         }
         break;
       case PROD:
         for (int i = 0; i < n; i++) {
-          dst[dstOff + i] *= src[srcOff + i];
+          dst[i] *= src[i];
         }
         break;
       case MIN:
         for (int i = 0; i < n; i++) {
-          dst[dstOff + i] = Math.min(dst[dstOff + i], src[srcOff + i]);
+          dst[i] = Math.min(dst[i], src[i]);
         }
         break;
       case MAX:
         for (int i = 0; i < n; i++) {
-          dst[dstOff + i] = Math.max(dst[dstOff + i], src[srcOff + i]);
+          dst[i] = Math.max(dst[i], src[i]);
         }
         break;
       default:
@@ -98,27 +104,27 @@ public final class Kernels {
     }
   }
 
-  public static void reduce(long[] dst, int dstOff, long[] src, int srcOff, int n, ReduceOp op) {
+  public static void reduce(long[] dst, long[] src, int n, ReduceOp op) {
     switch (op) {
       case SUM:
       case AVG:
         for (int i = 0; i < n; i++) {
-          dst[dstOff + i] += src[srcOff + i];
+          dst[i] += src[i];
         }
         break;
       case PROD:
         for (int i = 0; i < n; i++) {
-          dst[dstOff + i] *= src[srcOff + i];
+          dst[i] *= src[i];
         }
         break;
       case MIN:
         for (int i = 0; i < n; i++) {
-          dst[dstOff + i] = Math.min(dst[dstOff + i], src[srcOff + i]);
+          dst[i] = Math.min(dst[i], src[i]);
         }
         break;
       case MAX:
         for (int i = 0; i < n; i++) {
-          dst[dstOff + i] = Math.max(dst[dstOff + i], src[srcOff + i]);
+          dst[i] = Math.max(dst[i], src[i]);
         }
         break;
       default:

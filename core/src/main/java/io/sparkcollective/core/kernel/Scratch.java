@@ -6,41 +6,45 @@ package io.sparkcollective.core.kernel;
  * are then kept, so steady-state operations allocate nothing. Not thread-safe: one owner at a time.
  */
 public final class Scratch {
-  private float[] segF32 = new float[0];
-  private double[] segF64 = new double[0];
-  private int[] segI32 = new int[0];
-  private long[] segI64 = new long[0];
+  private final float[][] segF32 = {new float[0], new float[0]};
+  private final double[][] segF64 = {new double[0], new double[0]};
+  private final int[][] segI32 = {new int[0], new int[0]};
+  private final long[][] segI64 = {new long[0], new long[0]};
   private final float[][] workF32 = {new float[0], new float[0]};
   private final double[][] workF64 = {new double[0], new double[0]};
   private final int[][] workI32 = {new int[0], new int[0]};
   private final long[][] workI64 = {new long[0], new long[0]};
 
-  float[] segmentFloats(int n) {
-    if (segF32.length < n) {
-      segF32 = new float[n];
+  /** Segment-sized array number {@code slot} (0 or 1: a reduction stages both operands). */
+  float[] segmentFloats(int slot, int n) {
+    if (segF32[slot].length < n) {
+      segF32[slot] = new float[n];
     }
-    return segF32;
+    return segF32[slot];
   }
 
-  double[] segmentDoubles(int n) {
-    if (segF64.length < n) {
-      segF64 = new double[n];
+  /** Segment-sized array number {@code slot} (0 or 1: a reduction stages both operands). */
+  double[] segmentDoubles(int slot, int n) {
+    if (segF64[slot].length < n) {
+      segF64[slot] = new double[n];
     }
-    return segF64;
+    return segF64[slot];
   }
 
-  int[] segmentInts(int n) {
-    if (segI32.length < n) {
-      segI32 = new int[n];
+  /** Segment-sized array number {@code slot} (0 or 1: a reduction stages both operands). */
+  int[] segmentInts(int slot, int n) {
+    if (segI32[slot].length < n) {
+      segI32[slot] = new int[n];
     }
-    return segI32;
+    return segI32[slot];
   }
 
-  long[] segmentLongs(int n) {
-    if (segI64.length < n) {
-      segI64 = new long[n];
+  /** Segment-sized array number {@code slot} (0 or 1: a reduction stages both operands). */
+  long[] segmentLongs(int slot, int n) {
+    if (segI64[slot].length < n) {
+      segI64[slot] = new long[n];
     }
-    return segI64;
+    return segI64[slot];
   }
 
   /** Working copy number {@code slot} (0 or 1: an operation may stage two buffers at once). */

@@ -31,7 +31,7 @@ public final class Frame {
   private long offset;
 
   Frame(int capacity, int sizeClass) {
-    this.payload = new WireBuffer(capacity, false);
+    this.payload = new WireBuffer(capacity, true);
     this.sizeClass = sizeClass;
   }
 

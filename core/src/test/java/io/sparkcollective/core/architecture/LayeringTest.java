@@ -1,0 +1,59 @@
+package io.sparkcollective.core.architecture;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Keeps the layers of design.md: algorithms see only links; data flows downward only. */
+@Timeout(60)
+class LayeringTest {
+  private static JavaClasses classes;
+
+  @BeforeAll
+  static void load() {
+    classes = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+        .importPackages("io.sparkcollective.core");
+  }
+
+  @Test
+  void algorithmsShouldNeverSeeSocketsNettyTransportsOrTheEngine() {
+    noClasses().that().resideInAPackage("..core.algorithm..")
+        .should().dependOnClassesThat().resideInAnyPackage(
+            "io.netty..", "java.net..", "java.nio..", "..core.transport..", "..core.engine..", "..core.kernel..")
+        .check(classes);
+  }
+
+  @Test
+  void kernelsShouldNotDependOnTransportsAlgorithmsOrTheEngine() {
+    noClasses().that().resideInAPackage("..core.kernel..")
+        .should().dependOnClassesThat().resideInAnyPackage(
+            "..core.transport..", "..core.algorithm..", "..core.engine..", "io.netty..")
+        .check(classes);
+  }
+
+  @Test
+  void transportsShouldNotKnowAlgorithmsOrTheEngine() {
+    noClasses().that().resideInAPackage("..core.transport..")
+        .should().dependOnClassesThat().resideInAnyPackage("..core.algorithm..", "..core.engine..")
+        .check(classes);
+  }
+
+  @Test
+  void theApiShouldDependOnNothingElseOfTheLibrary() {
+    noClasses().that().resideInAPackage("..core.api..")
+        .should().dependOnClassesThat().resideInAnyPackage(
+            "..core.algorithm..", "..core.engine..", "..core.transport..", "..core.kernel..", "..core.config..")
+        .check(classes);
+  }
+
+  @Test
+  void coreShouldNotDependOnSpark() {
+    noClasses().should().dependOnClassesThat().resideInAnyPackage("org.apache.spark..", "scala..")
+        .check(classes);
+  }
+}
