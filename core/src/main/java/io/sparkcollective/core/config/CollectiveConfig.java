@@ -35,7 +35,7 @@ public final class CollectiveConfig {
     key(ALGORITHM, "AUTO", "All-reduce algorithm: AUTO (by size), RING, DIRECT or HALVING_DOUBLING.");
     key(DIRECT_MAX_BYTES, "16384", "AUTO uses DIRECT up to this many bytes (if the group is small enough).");
     key(DIRECT_MAX_RANKS, "8", "AUTO uses DIRECT only for groups of at most this many ranks.");
-    key(RING_MIN_BYTES, "1048576", "AUTO uses RING from this many bytes on, HALVING_DOUBLING below.");
+    key(RING_MIN_BYTES, "4194304", "AUTO uses RING from this many bytes on, HALVING_DOUBLING below.");
     key(BROADCAST_CHAIN_MIN_BYTES, "65536", "Broadcasts from this many bytes on use a pipelined chain; "
         + "smaller ones go from the root to every rank directly.");
   }

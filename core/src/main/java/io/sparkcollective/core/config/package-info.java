@@ -1,0 +1,2 @@
+/** Every setting of the engine with its default: {@link io.sparkcollective.core.config.CollectiveConfig}. */
+package io.sparkcollective.core.config;

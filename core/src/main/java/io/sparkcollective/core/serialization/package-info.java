@@ -1,0 +1,2 @@
+/** Object serialisation for the object collectives (Kryo by default). */
+package io.sparkcollective.core.serialization;

@@ -1,0 +1,2 @@
+/** The injected monotonic clock used for deadlines. */
+package io.sparkcollective.core.time;
