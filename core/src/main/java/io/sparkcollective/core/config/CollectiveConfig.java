@@ -25,6 +25,13 @@ public final class CollectiveConfig {
   public static final String DIRECT_MAX_RANKS = "algorithm.directMaxRanks";
   public static final String RING_MIN_BYTES = "algorithm.ringMinBytes";
   public static final String BROADCAST_CHAIN_MIN_BYTES = "broadcast.chainMinBytes";
+  public static final String JOIN_TIMEOUT_MS = "group.joinTimeoutMs";
+  public static final String CONNECT_TIMEOUT_MS = "transport.connectTimeoutMs";
+  public static final String HEARTBEAT_INTERVAL_MS = "transport.heartbeatIntervalMs";
+  public static final String HEARTBEAT_TIMEOUT_MS = "transport.heartbeatTimeoutMs";
+  public static final String SOCKET_BUFFER_BYTES = "transport.socketBufferBytes";
+  public static final String IO_THREADS = "transport.ioThreads";
+  public static final String CHECKSUM = "transport.checksum";
 
   private static final Map<String, String[]> KEYS = new LinkedHashMap<>();
 
@@ -38,6 +45,15 @@ public final class CollectiveConfig {
     key(RING_MIN_BYTES, "4194304", "AUTO uses RING from this many bytes on, HALVING_DOUBLING below.");
     key(BROADCAST_CHAIN_MIN_BYTES, "65536", "Broadcasts from this many bytes on use a pipelined chain; "
         + "smaller ones go from the root to every rank directly.");
+    key(JOIN_TIMEOUT_MS, "30000", "How long a rank waits for every peer to join its group before failing, naming "
+        + "the ranks that did not.");
+    key(CONNECT_TIMEOUT_MS, "10000", "TCP connect plus authentication handshake deadline per connection.");
+    key(HEARTBEAT_INTERVAL_MS, "1000", "An idle connection sends a heartbeat this often.");
+    key(HEARTBEAT_TIMEOUT_MS, "10000", "A connection that received nothing (not even a heartbeat) for this long is "
+        + "closed and its peers are reported lost.");
+    key(SOCKET_BUFFER_BYTES, "0", "SO_SNDBUF and SO_RCVBUF of every connection; 0 keeps the OS default.");
+    key(IO_THREADS, "2", "Network I/O threads per endpoint (collective-io-N).");
+    key(CHECKSUM, "false", "Adds a CRC32C of every payload and checks it on receipt.");
   }
 
   private static void key(String name, String defaultValue, String doc) {
@@ -51,6 +67,13 @@ public final class CollectiveConfig {
   private final int directMaxRanks;
   private final long ringMinBytes;
   private final long broadcastChainMinBytes;
+  private final long joinTimeoutMs;
+  private final long connectTimeoutMs;
+  private final long heartbeatIntervalMs;
+  private final long heartbeatTimeoutMs;
+  private final int socketBufferBytes;
+  private final int ioThreads;
+  private final boolean checksum;
 
   private CollectiveConfig(Map<String, String> v) {
     this.operationTimeoutMs = positiveLong(v, OPERATION_TIMEOUT_MS);
@@ -68,6 +91,21 @@ public final class CollectiveConfig {
     this.directMaxRanks = (int) Math.min(Integer.MAX_VALUE, nonNegativeLong(v, DIRECT_MAX_RANKS));
     this.ringMinBytes = nonNegativeLong(v, RING_MIN_BYTES);
     this.broadcastChainMinBytes = nonNegativeLong(v, BROADCAST_CHAIN_MIN_BYTES);
+    this.joinTimeoutMs = positiveLong(v, JOIN_TIMEOUT_MS);
+    this.connectTimeoutMs = positiveLong(v, CONNECT_TIMEOUT_MS);
+    this.heartbeatIntervalMs = positiveLong(v, HEARTBEAT_INTERVAL_MS);
+    this.heartbeatTimeoutMs = positiveLong(v, HEARTBEAT_TIMEOUT_MS);
+    if (heartbeatTimeoutMs <= heartbeatIntervalMs) {
+      throw bad(HEARTBEAT_TIMEOUT_MS, v.get(HEARTBEAT_TIMEOUT_MS),
+          "more than " + SPARK_PREFIX + HEARTBEAT_INTERVAL_MS + " (" + heartbeatIntervalMs + ")");
+    }
+    this.socketBufferBytes = (int) Math.min(Integer.MAX_VALUE, nonNegativeLong(v, SOCKET_BUFFER_BYTES));
+    this.ioThreads = (int) Math.min(64, positiveLong(v, IO_THREADS));
+    String crc = v.get(CHECKSUM).trim();
+    if (!crc.equalsIgnoreCase("true") && !crc.equalsIgnoreCase("false")) {
+      throw bad(CHECKSUM, crc, "true or false");
+    }
+    this.checksum = Boolean.parseBoolean(crc);
   }
 
   /** All defaults. */
@@ -128,6 +166,34 @@ public final class CollectiveConfig {
 
   public long broadcastChainMinBytes() {
     return broadcastChainMinBytes;
+  }
+
+  public long joinTimeoutMs() {
+    return joinTimeoutMs;
+  }
+
+  public long connectTimeoutMs() {
+    return connectTimeoutMs;
+  }
+
+  public long heartbeatIntervalMs() {
+    return heartbeatIntervalMs;
+  }
+
+  public long heartbeatTimeoutMs() {
+    return heartbeatTimeoutMs;
+  }
+
+  public int socketBufferBytes() {
+    return socketBufferBytes;
+  }
+
+  public int ioThreads() {
+    return ioThreads;
+  }
+
+  public boolean checksum() {
+    return checksum;
   }
 
   private static long positiveLong(Map<String, String> v, String key) {

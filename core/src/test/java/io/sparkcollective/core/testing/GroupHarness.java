@@ -43,6 +43,11 @@ public final class GroupHarness {
 
   /** Runs {@code body} on every rank; returns the ranks' values in rank order or throws the first failure. */
   public static <T> List<T> run(LocalGroup group, Duration limit, RankBody<T> body) {
+    return run(group.communicators(), limit, body);
+  }
+
+  /** As {@link #run(LocalGroup, Duration, RankBody)} for any list of communicators, one per rank. */
+  public static <T> List<T> run(List<Communicator> group, Duration limit, RankBody<T> body) {
     List<Outcome<T>> outcomes = runAll(group, limit, body);
     AssertionError failure = null;
     List<T> values = new ArrayList<>();
@@ -64,6 +69,11 @@ public final class GroupHarness {
 
   /** Runs {@code body} on every rank and returns each rank's outcome. */
   public static <T> List<Outcome<T>> runAll(LocalGroup group, Duration limit, RankBody<T> body) {
+    return runAll(group.communicators(), limit, body);
+  }
+
+  /** As {@link #runAll(LocalGroup, Duration, RankBody)} for any list of communicators, one per rank. */
+  public static <T> List<Outcome<T>> runAll(List<Communicator> group, Duration limit, RankBody<T> body) {
     int n = group.size();
     List<Outcome<T>> outcomes = new ArrayList<>();
     Thread[] threads = new Thread[n];
@@ -76,7 +86,7 @@ public final class GroupHarness {
         T value = null;
         Throwable error = null;
         try {
-          value = body.run(group.communicator(rank));
+          value = body.run(group.get(rank));
         } catch (Throwable t) {
           error = t;
         }
@@ -122,8 +132,13 @@ public final class GroupHarness {
 
   /** Closes every communicator of the group, failing if any close throws. */
   public static void closeAll(LocalGroup group) {
+    closeAll(group.communicators());
+  }
+
+  /** Closes every communicator of the list, failing if any close throws. */
+  public static void closeAll(List<Communicator> group) {
     AssertionError failure = null;
-    for (Communicator c : group.communicators()) {
+    for (Communicator c : group) {
       try {
         c.close();
       } catch (RuntimeException e) {

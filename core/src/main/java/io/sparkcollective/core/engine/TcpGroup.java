@@ -1,0 +1,29 @@
+package io.sparkcollective.core.engine;
+
+import io.sparkcollective.core.api.Communicator;
+import io.sparkcollective.core.api.ObjectSerializer;
+import io.sparkcollective.core.config.CollectiveConfig;
+import io.sparkcollective.core.serialization.KryoObjectSerializer;
+import io.sparkcollective.core.transport.netty.NettyEndpoint;
+import io.sparkcollective.core.transport.netty.TcpTransport;
+import java.net.InetSocketAddress;
+import java.util.List;
+
+/**
+ * Forms a group over TCP from a static peer list: every rank calls {@link #join} with the same group name
+ * and the same list of endpoint addresses (rank r at index r). Returns once all ranks have joined.
+ */
+public final class TcpGroup {
+  private TcpGroup() {}
+
+  public static Communicator join(NettyEndpoint endpoint, String groupName, int rank, List<InetSocketAddress> peers,
+      CollectiveConfig config) {
+    return join(endpoint, groupName, rank, peers, config, new KryoObjectSerializer());
+  }
+
+  public static Communicator join(NettyEndpoint endpoint, String groupName, int rank, List<InetSocketAddress> peers,
+      CollectiveConfig config, ObjectSerializer serializer) {
+    TcpTransport transport = endpoint.join(groupName, rank, peers);
+    return new EngineCommunicator(transport, config, serializer);
+  }
+}

@@ -1,0 +1,181 @@
+package io.sparkcollective.core.transport.netty;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.util.concurrent.Promise;
+import io.sparkcollective.core.api.CollectiveAuthenticationException;
+import io.sparkcollective.core.auth.SecretHandshake;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The two sides of {@link SecretHandshake} as channel handlers; on success they install the message handler. */
+final class HandshakeHandlers {
+  private static final Logger LOG = LoggerFactory.getLogger(HandshakeHandlers.class);
+
+  private HandshakeHandlers() {}
+
+  private static void send(ChannelHandlerContext ctx, byte type, byte[]... parts) {
+    ByteBuf out = ctx.alloc().buffer();
+    WireFormat.begin(out, type);
+    for (byte[] p : parts) {
+      out.writeBytes(p);
+    }
+    WireFormat.finish(out, 0);
+    ctx.writeAndFlush(out);
+  }
+
+  private static void refuse(ChannelHandlerContext ctx, String reason) {
+    ByteBuf out = ctx.alloc().buffer();
+    WireFormat.begin(out, WireFormat.REFUSE);
+    WireFormat.writeString(out, reason);
+    WireFormat.finish(out, 0);
+    ctx.writeAndFlush(out).addListener(f -> ctx.close());
+  }
+
+  private static byte[] read(ByteBuf in, int n) {
+    byte[] b = new byte[n];
+    in.readBytes(b);
+    return b;
+  }
+
+  /** Dialling side: HELLO, check CHALLENGE, RESPONSE, then ACCEPT or REFUSE. */
+  static final class Client extends ChannelInboundHandlerAdapter {
+    private final NettyEndpoint endpoint;
+    private final String remoteKey;
+    private final Promise<Void> done;
+    private final byte[] clientNonce = SecretHandshake.nonce();
+
+    Client(NettyEndpoint endpoint, String remoteKey, Promise<Void> done) {
+      this.endpoint = endpoint;
+      this.remoteKey = remoteKey;
+      this.done = done;
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) {
+      ByteBuf out = ctx.alloc().buffer();
+      WireFormat.begin(out, WireFormat.HELLO);
+      out.writeIntLE(SecretHandshake.VERSION);
+      out.writeBytes(clientNonce);
+      WireFormat.writeString(out, endpoint.addressKey());
+      WireFormat.finish(out, 0);
+      ctx.writeAndFlush(out);
+      ctx.fireChannelActive();
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      ByteBuf in = (ByteBuf) msg;
+      try {
+        byte type = in.readByte();
+        if (type == WireFormat.CHALLENGE && in.readableBytes() >= 4 + SecretHandshake.NONCE_BYTES
+            + SecretHandshake.MAC_BYTES) {
+          int version = in.readIntLE();
+          byte[] serverNonce = read(in, SecretHandshake.NONCE_BYTES);
+          byte[] serverMac = read(in, SecretHandshake.MAC_BYTES);
+          if (version != SecretHandshake.VERSION) {
+            fail(ctx, "endpoint " + remoteKey + " speaks protocol version " + version + ", this one "
+                + SecretHandshake.VERSION);
+          } else if (!SecretHandshake.matches(endpoint.handshake().serverMac(clientNonce, serverNonce), serverMac)) {
+            fail(ctx, "endpoint " + remoteKey + " failed authentication (it does not know the shared secret)");
+          } else {
+            send(ctx, WireFormat.RESPONSE, endpoint.handshake().clientMac(serverNonce, clientNonce));
+          }
+        } else if (type == WireFormat.ACCEPT) {
+          ctx.pipeline().replace(this, "messages", new MessageHandler(endpoint, remoteKey, true));
+          done.trySuccess(null);
+        } else if (type == WireFormat.REFUSE) {
+          fail(ctx, "endpoint " + remoteKey + " refused the connection: " + WireFormat.readString(in));
+        } else {
+          fail(ctx, "endpoint " + remoteKey + " sent message type " + type + " during the handshake");
+        }
+      } finally {
+        in.release();
+      }
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+      done.tryFailure(new CollectiveAuthenticationException(
+          "endpoint " + remoteKey + " closed the connection during the handshake"));
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      done.tryFailure(cause);
+      ctx.close();
+    }
+
+    private void fail(ChannelHandlerContext ctx, String why) {
+      LOG.warn("{}: {}", endpoint.addressKey(), why);
+      done.tryFailure(new CollectiveAuthenticationException(why));
+      ctx.close();
+    }
+  }
+
+  /** Listening side: expects HELLO, sends CHALLENGE, checks RESPONSE, answers ACCEPT or REFUSE. */
+  static final class Server extends ChannelInboundHandlerAdapter {
+    private final NettyEndpoint endpoint;
+    private byte[] clientNonce;
+    private byte[] serverNonce;
+    private String remoteKey;
+
+    Server(NettyEndpoint endpoint) {
+      this.endpoint = endpoint;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      ByteBuf in = (ByteBuf) msg;
+      try {
+        byte type = in.readByte();
+        if (type == WireFormat.HELLO && clientNonce == null && in.readableBytes() >= 4 + SecretHandshake.NONCE_BYTES) {
+          int version = in.readIntLE();
+          clientNonce = read(in, SecretHandshake.NONCE_BYTES);
+          remoteKey = WireFormat.readString(in);
+          if (version != SecretHandshake.VERSION) {
+            reject(ctx, "protocol version " + version + " is not supported; this endpoint speaks version "
+                + SecretHandshake.VERSION);
+            return;
+          }
+          serverNonce = SecretHandshake.nonce();
+          ByteBuf out = ctx.alloc().buffer();
+          WireFormat.begin(out, WireFormat.CHALLENGE);
+          out.writeIntLE(SecretHandshake.VERSION);
+          out.writeBytes(serverNonce);
+          out.writeBytes(endpoint.handshake().serverMac(clientNonce, serverNonce));
+          WireFormat.finish(out, 0);
+          ctx.writeAndFlush(out);
+        } else if (type == WireFormat.RESPONSE && serverNonce != null
+            && in.readableBytes() == SecretHandshake.MAC_BYTES) {
+          byte[] mac = read(in, SecretHandshake.MAC_BYTES);
+          if (!SecretHandshake.matches(endpoint.handshake().clientMac(serverNonce, clientNonce), mac)) {
+            reject(ctx, "authentication failed: wrong shared secret");
+            return;
+          }
+          ctx.pipeline().replace(this, "messages", new MessageHandler(endpoint, remoteKey, false));
+          send(ctx, WireFormat.ACCEPT);
+        } else {
+          reject(ctx, "unexpected message type " + type + " during the handshake");
+        }
+      } finally {
+        in.release();
+      }
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      LOG.warn("{}: handshake with {} failed: {}", endpoint.addressKey(), ctx.channel().remoteAddress(),
+          cause.toString());
+      ctx.close();
+    }
+
+    private void reject(ChannelHandlerContext ctx, String why) {
+      LOG.warn("{}: refused connection from {} ({}): {}", endpoint.addressKey(), ctx.channel().remoteAddress(),
+          remoteKey, why);
+      endpoint.countRefusal();
+      refuse(ctx, why);
+    }
+  }
+}

@@ -1,0 +1,112 @@
+package io.sparkcollective.core.transport.netty;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.timeout.IdleState;
+import io.netty.handler.timeout.IdleStateEvent;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Reads the messages of an authenticated connection and hands them to the endpoint; sends heartbeats on
+ * an idle connection and closes one that has been silent past the timeout. Runs on the connection's I/O
+ * thread; owns each message buffer until it returns (released in {@code finally}).
+ */
+final class MessageHandler extends ChannelInboundHandlerAdapter {
+  private static final Logger LOG = LoggerFactory.getLogger(MessageHandler.class);
+
+  private final NettyEndpoint endpoint;
+  private final String remoteKey;
+  private final boolean outbound;
+  private volatile String closeReason;
+
+  MessageHandler(NettyEndpoint endpoint, String remoteKey, boolean outbound) {
+    this.endpoint = endpoint;
+    this.remoteKey = remoteKey;
+    this.outbound = outbound;
+  }
+
+  @Override
+  public void handlerAdded(ChannelHandlerContext ctx) {
+    endpoint.channelReady(remoteKey, ctx.channel(), outbound);
+  }
+
+  @Override
+  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    ByteBuf in = (ByteBuf) msg;
+    try {
+      byte type = in.readByte();
+      switch (type) {
+        case WireFormat.DATA:
+          endpoint.onData(remoteKey, in);
+          break;
+        case WireFormat.ABORT: {
+          long group = in.readLongLE();
+          int source = in.readIntLE();
+          int dest = in.readIntLE();
+          int origin = in.readIntLE();
+          endpoint.onAbort(group, source, dest, origin, WireFormat.readString(in));
+          break;
+        }
+        case WireFormat.LEAVE:
+          endpoint.onLeave(in.readLongLE(), in.readIntLE(), in.readIntLE());
+          break;
+        case WireFormat.JOIN:
+          endpoint.onJoin(remoteKey, in.readLongLE(), in.readIntLE(), in.readIntLE(), in.readIntLE());
+          break;
+        case WireFormat.REFUSE_JOIN: {
+          long group = in.readLongLE();
+          int source = in.readIntLE();
+          int dest = in.readIntLE();
+          endpoint.onJoinRefused(group, source, dest, WireFormat.readString(in));
+          break;
+        }
+        case WireFormat.HEARTBEAT:
+          break;
+        default:
+          LOG.warn("{}: unknown message type {} from {}; closing the connection", endpoint.addressKey(), type,
+              remoteKey);
+          closeReason = "it sent an unknown message type " + type;
+          ctx.close();
+      }
+    } catch (IndexOutOfBoundsException e) {
+      closeReason = "it sent a truncated message";
+      LOG.warn("{}: truncated message from {}; closing the connection", endpoint.addressKey(), remoteKey);
+      ctx.close();
+    } finally {
+      in.release();
+    }
+  }
+
+  @Override
+  public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+    if (evt instanceof IdleStateEvent) {
+      if (((IdleStateEvent) evt).state() == IdleState.WRITER_IDLE) {
+        ByteBuf out = ctx.alloc().buffer(5);
+        WireFormat.begin(out, WireFormat.HEARTBEAT);
+        WireFormat.finish(out, 0);
+        ctx.writeAndFlush(out);
+      } else if (((IdleStateEvent) evt).state() == IdleState.READER_IDLE) {
+        closeReason = "nothing received for " + endpoint.config().heartbeatTimeoutMs() + " ms (no heartbeat)";
+        LOG.warn("{}: {} from {}; closing the connection", endpoint.addressKey(), closeReason, remoteKey);
+        ctx.close();
+      }
+      return;
+    }
+    ctx.fireUserEventTriggered(evt);
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) {
+    String why = closeReason != null ? closeReason : "connection closed";
+    endpoint.connectionLost(remoteKey, ctx.channel(), outbound, why);
+  }
+
+  @Override
+  public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    closeReason = cause.toString();
+    LOG.debug("{}: connection to {} failed", endpoint.addressKey(), remoteKey, cause);
+    ctx.close();
+  }
+}

@@ -1,0 +1,587 @@
+package io.sparkcollective.core.transport.netty;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollEventLoopGroup;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.Promise;
+import io.sparkcollective.core.api.CollectiveAuthenticationException;
+import io.sparkcollective.core.api.CollectiveException;
+import io.sparkcollective.core.api.CollectiveTimeoutException;
+import io.sparkcollective.core.api.CollectiveUsageException;
+import io.sparkcollective.core.api.PeerLostException;
+import io.sparkcollective.core.auth.SecretHandshake;
+import io.sparkcollective.core.config.CollectiveConfig;
+import io.sparkcollective.core.time.NanoClock;
+import io.sparkcollective.core.transport.FramePool;
+import java.net.InetSocketAddress;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One TCP endpoint per process (per executor in Spark): listens on one port, keeps one authenticated
+ * connection to each remote endpoint it sends to, and carries the frames of every group that has ranks
+ * here. Connections outlive groups, so a new group only pays its join (one small message per peer).
+ *
+ * <p>Groups: {@link #join} registers a {@link TcpTransport} for (group, rank) and exchanges JOIN messages
+ * with every peer; a group is formed once every peer has joined, so no data frame ever arrives for a
+ * group that is not registered here yet. Frames for a group that is not registered (an earlier stage
+ * attempt, another application, a forged id) are dropped and counted, never delivered.
+ *
+ * <p>Threads: {@code collective-io-N} event loops (epoll when available, NIO otherwise) do all socket work;
+ * application threads only enqueue writes.
+ */
+public final class NettyEndpoint implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(NettyEndpoint.class);
+  private static final long PENDING_JOIN_TTL_NANOS = TimeUnit.MINUTES.toNanos(2);
+
+  private final CollectiveConfig config;
+  private final SecretHandshake handshake;
+  private final EventLoopGroup loops;
+  private final Class<? extends SocketChannel> socketClass;
+  private final Channel server;
+  private final String addressKey;
+  private final InetSocketAddress address;
+  private final FramePool pool;
+  private final NanoClock clock;
+  private final ConcurrentHashMap<String, Promise<Channel>> outbound = new ConcurrentHashMap<>();
+  private final Map<Channel, String> openChannels = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<Long, TcpTransport[]> groups = new ConcurrentHashMap<>();
+  private final List<PendingJoin> pendingJoins = new ArrayList<>();
+  private final AtomicLong rejectedFrames = new AtomicLong();
+  private final AtomicLong refusals = new AtomicLong();
+  private volatile boolean closed;
+
+  private NettyEndpoint(CollectiveConfig config, String secret, String bindHost, int port, NanoClock clock) {
+    this.config = config;
+    this.handshake = new SecretHandshake(secret);
+    this.clock = clock;
+    this.pool = new FramePool(config.segmentBytes());
+    boolean epoll = Epoll.isAvailable();
+    DefaultThreadFactory threads = new DefaultThreadFactory("collective-io", true);
+    this.loops = epoll ? new EpollEventLoopGroup(config.ioThreads(), threads)
+        : new NioEventLoopGroup(config.ioThreads(), threads);
+    this.socketClass = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
+    Class<? extends ServerChannel> serverClass = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+    ServerBootstrap sb = new ServerBootstrap().group(loops).channel(serverClass)
+        .option(ChannelOption.SO_REUSEADDR, true)
+        .childOption(ChannelOption.TCP_NODELAY, true)
+        .childOption(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
+        .childHandler(new ChannelInitializer<SocketChannel>() {
+          @Override
+          protected void initChannel(SocketChannel ch) {
+            configure(ch);
+            ch.pipeline().addLast("handshake", new HandshakeHandlers.Server(NettyEndpoint.this));
+          }
+        });
+    if (config.socketBufferBytes() > 0) {
+      sb.childOption(ChannelOption.SO_SNDBUF, config.socketBufferBytes())
+          .childOption(ChannelOption.SO_RCVBUF, config.socketBufferBytes());
+    }
+    try {
+      this.server = sb.bind(bindHost, port).syncUninterruptibly().channel();
+    } catch (RuntimeException e) {
+      loops.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+      throw new CollectiveUsageException("cannot listen on " + bindHost + ":" + port + ": " + e);
+    }
+    InetSocketAddress bound = (InetSocketAddress) server.localAddress();
+    this.address = new InetSocketAddress(bindHost, bound.getPort());
+    this.addressKey = bindHost + ":" + bound.getPort();
+    LOG.info("collective endpoint listening on {} ({})", addressKey, epoll ? "epoll" : "nio");
+  }
+
+  /** Starts an endpoint on {@code bindHost:port} (0 = ephemeral) that authenticates peers with {@code secret}. */
+  public static NettyEndpoint start(String bindHost, int port, String secret, CollectiveConfig config) {
+    return new NettyEndpoint(config, secret, bindHost, port, NanoClock.SYSTEM);
+  }
+
+  /** The address peers dial, {@code host:port}. */
+  public InetSocketAddress address() {
+    return address;
+  }
+
+  public String addressKey() {
+    return addressKey;
+  }
+
+  CollectiveConfig config() {
+    return config;
+  }
+
+  SecretHandshake handshake() {
+    return handshake;
+  }
+
+  FramePool pool() {
+    return pool;
+  }
+
+  NanoClock clock() {
+    return clock;
+  }
+
+  /** Frames dropped because no rank of their group is registered here (stale or foreign groups). */
+  public long rejectedFrames() {
+    return rejectedFrames.get();
+  }
+
+  /** Connections refused during the handshake (wrong secret or version). */
+  public long refusedConnections() {
+    return refusals.get();
+  }
+
+  /** Frames handed out by this endpoint's pool and not yet returned (0 when idle). */
+  public long outstandingFrames() {
+    return pool.outstanding();
+  }
+
+  void countRefusal() {
+    refusals.incrementAndGet();
+  }
+
+  /** 64-bit id of a group name (which must include the stage attempt, so attempts never collide). */
+  public static long groupId(String groupName) {
+    try {
+      byte[] d = MessageDigest.getInstance("SHA-256").digest(groupName.getBytes(StandardCharsets.UTF_8));
+      long id = 0;
+      for (int i = 0; i < 8; i++) {
+        id = (id << 8) | (d[i] & 0xFF);
+      }
+      return id;
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------ groups
+
+  /**
+   * Joins {@code groupName} as {@code rank}; {@code peers.get(r)} is rank r's endpoint address (this
+   * endpoint's for the local rank). Returns once every peer has joined.
+   *
+   * @throws CollectiveTimeoutException naming the ranks that did not join within the join timeout
+   */
+  public TcpTransport join(String groupName, int rank, List<InetSocketAddress> peers) {
+    if (closed) {
+      throw new CollectiveUsageException("endpoint " + addressKey + " is closed");
+    }
+    int size = peers.size();
+    if (rank < 0 || rank >= size) {
+      throw new CollectiveUsageException("rank " + rank + " is not in a group of " + size);
+    }
+    long gid = groupId(groupName);
+    String[] keys = new String[size];
+    for (int r = 0; r < size; r++) {
+      InetSocketAddress a = peers.get(r);
+      keys[r] = a.getHostString() + ":" + a.getPort();
+    }
+    TcpTransport t = new TcpTransport(this, gid, groupName, rank, peers, keys);
+    TcpTransport[] slot = groups.computeIfAbsent(gid, g -> new TcpTransport[size]);
+    synchronized (slot) {
+      if (slot.length != size) {
+        throw new CollectiveUsageException("group " + groupName + " is registered here with " + slot.length
+            + " ranks, not " + size);
+      }
+      if (slot[rank] != null) {
+        throw new CollectiveUsageException("rank " + rank + " of group " + groupName + " is already registered on "
+            + addressKey);
+      }
+      slot[rank] = t;
+    }
+    replayPendingJoins(gid, rank);
+    long deadline = clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.joinTimeoutMs());
+    try {
+      for (int p = 0; p < size; p++) {
+        if (p != rank) {
+          sendJoin(t, p, deadline);
+        }
+      }
+      t.awaitJoined(deadline);
+      return t;
+    } catch (RuntimeException e) {
+      t.close();
+      throw e;
+    }
+  }
+
+  void unregister(TcpTransport t) {
+    TcpTransport[] slot = groups.get(t.groupId());
+    if (slot == null) {
+      return;
+    }
+    synchronized (slot) {
+      if (slot[t.rank()] == t) {
+        slot[t.rank()] = null;
+      }
+      boolean empty = true;
+      for (TcpTransport x : slot) {
+        empty &= x == null;
+      }
+      if (empty) {
+        groups.remove(t.groupId(), slot);
+      }
+    }
+  }
+
+  private TcpTransport lookup(long group, int rank) {
+    TcpTransport[] slot = groups.get(group);
+    if (slot == null || rank < 0 || rank >= slot.length) {
+      return null;
+    }
+    return slot[rank];
+  }
+
+  private void sendJoin(TcpTransport t, int peer, long deadline) {
+    while (true) {
+      try {
+        ByteBuf out = PooledByteBufAllocator.DEFAULT.buffer(32);
+        WireFormat.begin(out, WireFormat.JOIN);
+        out.writeLongLE(t.groupId()).writeIntLE(t.rank()).writeIntLE(peer).writeIntLE(t.size());
+        WireFormat.finish(out, 0);
+        write(t.peerKey(peer), t.peerAddress(peer), out);
+        return;
+      } catch (CollectiveAuthenticationException e) {
+        throw e;
+      } catch (CollectiveException e) {
+        // The peer's endpoint may not be up yet (ranks start at different times): retry until the deadline.
+        if (clock.nanoTime() > deadline) {
+          throw new CollectiveTimeoutException(peer, "rank " + t.rank() + " of group " + t.groupName()
+              + " could not reach rank " + peer + " at " + t.peerKey(peer) + " within the join timeout of "
+              + config.joinTimeoutMs() + " ms: " + e.getMessage());
+        }
+        try {
+          Thread.sleep(50);
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          throw new CollectiveException("interrupted while joining " + t.groupName(), ie);
+        }
+      }
+    }
+  }
+
+  void onJoin(String remoteKey, long group, int source, int dest, int size) {
+    TcpTransport t = lookup(group, dest);
+    if (t == null) {
+      synchronized (pendingJoins) {
+        long now = clock.nanoTime();
+        pendingJoins.removeIf(p -> now - p.atNanos > PENDING_JOIN_TTL_NANOS);
+        pendingJoins.add(new PendingJoin(remoteKey, group, source, dest, size, now));
+      }
+      // The group may have registered between the lookup and the add.
+      t = lookup(group, dest);
+      if (t == null) {
+        return;
+      }
+      replayPendingJoins(group, dest);
+      return;
+    }
+    t.onJoin(remoteKey, source, size);
+  }
+
+  private void replayPendingJoins(long group, int rank) {
+    List<PendingJoin> mine = new ArrayList<>();
+    synchronized (pendingJoins) {
+      for (Iterator<PendingJoin> it = pendingJoins.iterator(); it.hasNext(); ) {
+        PendingJoin p = it.next();
+        if (p.group == group && p.dest == rank) {
+          mine.add(p);
+          it.remove();
+        }
+      }
+    }
+    TcpTransport t = lookup(group, rank);
+    for (PendingJoin p : mine) {
+      t.onJoin(p.remoteKey, p.source, p.size);
+    }
+  }
+
+  void onJoinRefused(long group, int source, int dest, String reason) {
+    TcpTransport t = lookup(group, dest);
+    if (t != null) {
+      t.onJoinRefused(source, reason);
+    }
+  }
+
+  void onData(String remoteKey, ByteBuf in) {
+    // The reader is just past the type byte.
+    int afterType = in.readerIndex() - WireFormat.TYPE_OFFSET - 1;
+    long group = in.getLongLE(afterType + WireFormat.GROUP_OFFSET);
+    int dest = in.getIntLE(afterType + WireFormat.DEST_OFFSET);
+    TcpTransport t = lookup(group, dest);
+    if (t == null) {
+      long n = rejectedFrames.incrementAndGet();
+      if (n <= 10 || Long.bitCount(n) == 1) {
+        LOG.warn("{}: dropped a frame from {} for group {} rank {}, which is not registered here (stale stage "
+            + "attempt or foreign group; {} dropped so far)", addressKey, remoteKey, Long.toHexString(group), dest, n);
+      }
+      return;
+    }
+    t.onData(in);
+  }
+
+  void onAbort(long group, int source, int dest, int origin, String reason) {
+    TcpTransport t = lookup(group, dest);
+    if (t != null) {
+      t.onAbort(source, origin, reason);
+    }
+  }
+
+  void onLeave(long group, int source, int dest) {
+    TcpTransport t = lookup(group, dest);
+    if (t != null) {
+      t.onLeave(source);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------- connections
+
+  /**
+   * Writes {@code msg} (ownership passes here) to the endpoint {@code key}, delivering in-process when it
+   * is this endpoint, connecting and authenticating first if there is no connection yet.
+   */
+  void write(String key, InetSocketAddress remote, ByteBuf msg) {
+    if (key.equals(addressKey)) {
+      deliverLocally(msg);
+      return;
+    }
+    InetSocketAddress target = remote != null ? remote : parse(key);
+    if (isIoThread()) {
+      // Never block an I/O thread: write once the connection is ready, or drop the message if it fails.
+      Promise<Channel> p = connectionPromise(key, target);
+      p.addListener(f -> {
+        if (f.isSuccess() && p.getNow().isActive()) {
+          p.getNow().writeAndFlush(msg, p.getNow().voidPromise());
+        } else {
+          msg.release();
+        }
+      });
+      return;
+    }
+    Channel ch;
+    try {
+      ch = connection(key, target);
+    } catch (RuntimeException e) {
+      msg.release();
+      throw e;
+    }
+    ch.writeAndFlush(msg, ch.voidPromise());
+  }
+
+  private static boolean isIoThread() {
+    return Thread.currentThread().getName().startsWith("collective-io");
+  }
+
+  private static InetSocketAddress parse(String key) {
+    int colon = key.lastIndexOf(':');
+    return new InetSocketAddress(key.substring(0, colon), Integer.parseInt(key.substring(colon + 1)));
+  }
+
+  /** Hands a message to this endpoint's own handler logic without a socket (ranks of one group here). */
+  private void deliverLocally(ByteBuf msg) {
+    try {
+      msg.skipBytes(WireFormat.LENGTH_FIELD_BYTES);
+      byte type = msg.readByte();
+      switch (type) {
+        case WireFormat.DATA:
+          onData(addressKey, msg);
+          break;
+        case WireFormat.ABORT:
+          onAbort(msg.readLongLE(), msg.readIntLE(), msg.readIntLE(), msg.readIntLE(), WireFormat.readString(msg));
+          break;
+        case WireFormat.LEAVE:
+          onLeave(msg.readLongLE(), msg.readIntLE(), msg.readIntLE());
+          break;
+        case WireFormat.JOIN:
+          onJoin(addressKey, msg.readLongLE(), msg.readIntLE(), msg.readIntLE(), msg.readIntLE());
+          break;
+        default:
+          throw new IllegalStateException("unexpected local message type " + type);
+      }
+    } finally {
+      msg.release();
+    }
+  }
+
+  private Promise<Channel> connectionPromise(String key, InetSocketAddress remote) {
+    Promise<Channel> p = outbound.get(key);
+    if (p == null) {
+      Promise<Channel> mine = loops.next().newPromise();
+      p = outbound.putIfAbsent(key, mine);
+      if (p == null) {
+        p = mine;
+        dial(key, remote, mine);
+      }
+    }
+    return p;
+  }
+
+  private Channel connection(String key, InetSocketAddress remote) {
+    while (true) {
+      Promise<Channel> p = connectionPromise(key, remote);
+      if (!p.awaitUninterruptibly(config.connectTimeoutMs() + 1000)) {
+        outbound.remove(key, p);
+        throw new PeerLostException(-1, "connecting to endpoint " + key + " timed out");
+      }
+      if (!p.isSuccess()) {
+        outbound.remove(key, p);
+        Throwable cause = p.cause();
+        if (cause instanceof CollectiveAuthenticationException) {
+          throw (CollectiveAuthenticationException) cause;
+        }
+        throw new PeerLostException(-1, "cannot connect to endpoint " + key + ": " + cause, cause);
+      }
+      Channel ch = p.getNow();
+      if (ch.isActive()) {
+        return ch;
+      }
+      outbound.remove(key, p);
+    }
+  }
+
+  private void dial(String key, InetSocketAddress remote, Promise<Channel> result) {
+    Promise<Void> authenticated = loops.next().newPromise();
+    Bootstrap b = new Bootstrap().group(loops).channel(socketClass)
+        .option(ChannelOption.TCP_NODELAY, true)
+        .option(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
+        .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, config.connectTimeoutMs()))
+        .handler(new ChannelInitializer<SocketChannel>() {
+          @Override
+          protected void initChannel(SocketChannel ch) {
+            configure(ch);
+            ch.pipeline().addLast("handshake", new HandshakeHandlers.Client(NettyEndpoint.this, key, authenticated));
+          }
+        });
+    if (config.socketBufferBytes() > 0) {
+      b.option(ChannelOption.SO_SNDBUF, config.socketBufferBytes())
+          .option(ChannelOption.SO_RCVBUF, config.socketBufferBytes());
+    }
+    ChannelFuture cf = b.connect(remote);
+    cf.addListener(f -> {
+      if (!f.isSuccess()) {
+        result.tryFailure(f.cause());
+      }
+    });
+    authenticated.addListener(f -> {
+      if (f.isSuccess()) {
+        result.trySuccess(cf.channel());
+      } else {
+        result.tryFailure(f.cause());
+        cf.channel().close();
+      }
+    });
+    loops.schedule(() -> {
+      if (result.tryFailure(new CollectiveTimeoutException(-1, "handshake with " + key + " timed out"))) {
+        cf.channel().close();
+      }
+    }, config.connectTimeoutMs(), TimeUnit.MILLISECONDS);
+  }
+
+  private void configure(SocketChannel ch) {
+    ch.pipeline().addLast("frames", new LengthFieldBasedFrameDecoder(
+        ByteOrder.LITTLE_ENDIAN, WireFormat.MAX_MESSAGE_BYTES, 0, WireFormat.LENGTH_FIELD_BYTES, 0,
+        WireFormat.LENGTH_FIELD_BYTES, true));
+    ch.pipeline().addLast("idle", new IdleStateHandler(config.heartbeatTimeoutMs(), config.heartbeatIntervalMs(), 0,
+        TimeUnit.MILLISECONDS));
+  }
+
+  void channelReady(String remoteKey, Channel ch, boolean isOutbound) {
+    openChannels.put(ch, remoteKey);
+  }
+
+  /** A connection to {@code remoteKey} closed: every rank reached through that endpoint is lost. */
+  void connectionLost(String remoteKey, Channel ch, boolean isOutbound, String why) {
+    openChannels.remove(ch);
+    if (isOutbound) {
+      Promise<Channel> p = outbound.get(remoteKey);
+      if (p != null && p.isDone() && p.getNow() == ch) {
+        outbound.remove(remoteKey, p);
+      }
+    }
+    if (closed) {
+      return;
+    }
+    for (TcpTransport[] slot : groups.values()) {
+      for (TcpTransport t : slot.clone()) {
+        if (t != null) {
+          t.endpointLost(remoteKey, why);
+        }
+      }
+    }
+  }
+
+  /** Closes every connection to {@code remoteKey} (fault injection and health tests). */
+  void disconnect(String remoteKey) {
+    for (Map.Entry<Channel, String> e : openChannels.entrySet()) {
+      if (e.getValue().equals(remoteKey)) {
+        e.getKey().close();
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    for (TcpTransport[] slot : groups.values()) {
+      for (TcpTransport t : slot.clone()) {
+        if (t != null) {
+          t.close();
+        }
+      }
+    }
+    server.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+    for (Channel ch : openChannels.keySet()) {
+      ch.close();
+    }
+    loops.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
+    LOG.info("collective endpoint {} closed", addressKey);
+  }
+
+  private static final class PendingJoin {
+    final String remoteKey;
+    final long group;
+    final int source;
+    final int dest;
+    final int size;
+    final long atNanos;
+
+    PendingJoin(String remoteKey, long group, int source, int dest, int size, long atNanos) {
+      this.remoteKey = remoteKey;
+      this.group = group;
+      this.source = source;
+      this.dest = dest;
+      this.size = size;
+      this.atNanos = atNanos;
+    }
+  }
+}

@@ -1,0 +1,381 @@
+package io.sparkcollective.core.transport.netty;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.sparkcollective.core.api.CollectiveException;
+import io.sparkcollective.core.api.CollectiveTimeoutException;
+import io.sparkcollective.core.api.CollectiveUsageException;
+import io.sparkcollective.core.api.PeerLostException;
+import io.sparkcollective.core.api.RemoteFailureException;
+import io.sparkcollective.core.transport.Frame;
+import io.sparkcollective.core.transport.Inbox;
+import io.sparkcollective.core.transport.Transport;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.zip.CRC32C;
+
+/**
+ * One rank's view of a group over a {@link NettyEndpoint}: frames to a peer are encoded as DATA messages
+ * on the connection to the peer's endpoint (or handed over in-process when the peer lives on the same
+ * endpoint); received ones are copied into pooled frames and queued in this rank's {@link Inbox}.
+ *
+ * <p>Buffer ownership: {@link #send} copies the frame's payload into a pooled Netty buffer and releases the
+ * frame at once; Netty releases the buffer after writing it. {@link #onData} runs on an I/O thread, copies
+ * the payload out of the message and leaves the message to its caller, who releases it.
+ */
+public final class TcpTransport implements Transport {
+  private final NettyEndpoint endpoint;
+  private final long groupId;
+  private final String groupName;
+  private final int rank;
+  private final int size;
+  private final InetSocketAddress[] peerAddresses;
+  private final String[] peerKeys;
+  private final Inbox inbox;
+  private final boolean[] joined;
+  private final boolean checksum;
+  private final AtomicBoolean abortSent = new AtomicBoolean();
+  private volatile String joinRefusal;
+  private volatile boolean closed;
+
+  TcpTransport(NettyEndpoint endpoint, long groupId, String groupName, int rank, List<InetSocketAddress> peers,
+      String[] peerKeys) {
+    this.endpoint = endpoint;
+    this.groupId = groupId;
+    this.groupName = groupName;
+    this.rank = rank;
+    this.size = peers.size();
+    this.peerAddresses = peers.toArray(new InetSocketAddress[0]);
+    this.peerKeys = peerKeys;
+    this.inbox = new Inbox(size, endpoint.clock(), endpoint.pool());
+    this.joined = new boolean[size];
+    this.joined[rank] = true;
+    this.checksum = endpoint.config().checksum();
+  }
+
+  long groupId() {
+    return groupId;
+  }
+
+  String groupName() {
+    return groupName;
+  }
+
+  String peerKey(int peer) {
+    return peerKeys[peer];
+  }
+
+  InetSocketAddress peerAddress(int peer) {
+    return peerAddresses[peer];
+  }
+
+  @Override
+  public int rank() {
+    return rank;
+  }
+
+  @Override
+  public int size() {
+    return size;
+  }
+
+  @Override
+  public String describe(int r) {
+    return "rank " + r + " (" + peerKeys[r] + ")";
+  }
+
+  @Override
+  public Frame acquire(int payloadBytes) {
+    return endpoint.pool().acquire(payloadBytes);
+  }
+
+  @Override
+  public void release(Frame frame) {
+    endpoint.pool().release(frame);
+  }
+
+  @Override
+  public int maxFrameBytes() {
+    return endpoint.pool().maxCapacity();
+  }
+
+  @Override
+  public long nanoTime() {
+    return endpoint.clock().nanoTime();
+  }
+
+  // ------------------------------------------------------------------------------------------- joining
+
+  void onJoin(String remoteKey, int source, int claimedSize) {
+    String refusal = null;
+    synchronized (joined) {
+      if (source < 0 || source >= size || source == rank) {
+        refusal = "rank " + source + " is not a peer of rank " + rank + " in a group of " + size;
+      } else if (claimedSize != size) {
+        refusal = "group size differs: rank " + rank + " has " + size + " ranks, rank " + source + " has "
+            + claimedSize;
+      } else if (!remoteKey.equals(peerKeys[source])) {
+        refusal = "rank " + source + " is expected at " + peerKeys[source] + " but joined from " + remoteKey;
+      } else if (joined[source]) {
+        refusal = "duplicate rank " + source + " (it already joined)";
+      } else {
+        joined[source] = true;
+        joined.notifyAll();
+      }
+    }
+    if (refusal != null) {
+      org.slf4j.LoggerFactory.getLogger(TcpTransport.class).warn("{} rank {}: refused join from {}: {}", groupName,
+          rank, remoteKey, refusal);
+      if (source >= 0 && source < size) {
+        ByteBuf out = PooledByteBufAllocator.DEFAULT.buffer();
+        WireFormat.begin(out, WireFormat.REFUSE_JOIN);
+        out.writeLongLE(groupId).writeIntLE(rank).writeIntLE(source);
+        WireFormat.writeString(out, refusal);
+        WireFormat.finish(out, 0);
+        try {
+          endpoint.write(remoteKey, null, out);
+        } catch (CollectiveException ignored) {
+          // Nothing more to tell a peer we cannot reach.
+        }
+      }
+    }
+  }
+
+  void onJoinRefused(int source, String reason) {
+    synchronized (joined) {
+      joinRefusal = "rank " + source + " (" + peerKeys[source] + ") refused rank " + rank + " of group " + groupName
+          + ": " + reason;
+      joined.notifyAll();
+    }
+  }
+
+  void awaitJoined(long deadlineNanos) {
+    synchronized (joined) {
+      while (true) {
+        if (joinRefusal != null) {
+          throw new CollectiveUsageException(joinRefusal);
+        }
+        CollectiveException f = inbox.failure();
+        if (f != null) {
+          throw f;
+        }
+        List<Integer> missing = new ArrayList<>();
+        for (int r = 0; r < size; r++) {
+          if (!joined[r]) {
+            missing.add(r);
+          }
+        }
+        if (missing.isEmpty()) {
+          return;
+        }
+        long left = deadlineNanos - nanoTime();
+        if (left <= 0) {
+          throw new CollectiveTimeoutException(missing.get(0), "rank " + rank + " of group " + groupName
+              + ": ranks " + missing + " did not join within " + endpoint.config().joinTimeoutMs() + " ms");
+        }
+        try {
+          joined.wait(Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(left), 50)));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new CollectiveException("interrupted while joining " + groupName, e);
+        }
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------- sending
+
+  @Override
+  public void send(int peer, Frame frame) {
+    ByteBuf out;
+    try {
+      CollectiveException failed = inbox.failure();
+      if (failed != null) {
+        throw failed;
+      }
+      WireBufferView payload = new WireBufferView(frame);
+      int n = payload.size;
+      out = PooledByteBufAllocator.DEFAULT.directBuffer(WireFormat.DATA_HEADER_BYTES + n);
+      WireFormat.begin(out, WireFormat.DATA);
+      out.writeByte(frame.kind()).writeByte(frame.dtype()).writeByte(frame.op()).writeByte(frame.algorithm());
+      out.writeByte(checksum ? WireFormat.FLAG_CRC32C : 0).writeShortLE(frame.stream());
+      out.writeIntLE(rank).writeIntLE(peer).writeIntLE(frame.step());
+      out.writeLongLE(groupId).writeLongLE(frame.seq()).writeLongLE(frame.count()).writeLongLE(frame.offset());
+      out.writeIntLE(frame.root());
+      out.writeIntLE(checksum ? crc(payload.bytes) : 0);
+      out.writeBytes(payload.bytes);
+      WireFormat.finish(out, 0);
+    } finally {
+      endpoint.pool().release(frame);
+    }
+    try {
+      endpoint.write(peerKeys[peer], peerAddresses[peer], out);
+    } catch (CollectiveException e) {
+      PeerLostException lost = new PeerLostException(peer, "rank " + rank + " of group " + groupName
+          + " cannot send to " + describe(peer) + ": " + e.getMessage(), e);
+      abort(lost);
+      throw lost;
+    }
+  }
+
+  private static int crc(ByteBuffer b) {
+    CRC32C c = new CRC32C();
+    c.update(b.duplicate());
+    return (int) c.getValue();
+  }
+
+  /** The payload of a frame as a read-only window, without copying. */
+  private static final class WireBufferView {
+    final ByteBuffer bytes;
+    final int size;
+
+    WireBufferView(Frame f) {
+      this.size = f.payload().size();
+      ByteBuffer b = f.payload().bytes().duplicate();
+      b.clear().limit(size);
+      this.bytes = b;
+    }
+  }
+
+  // ----------------------------------------------------------------------------------------- receiving
+
+  /** A DATA message for this rank; {@code in} is positioned after the type byte. Runs on an I/O thread. */
+  void onData(ByteBuf in) {
+    int kind = in.readUnsignedByte();
+    int dtype = in.readUnsignedByte();
+    int op = in.readUnsignedByte();
+    int algorithm = in.readUnsignedByte();
+    int flags = in.readUnsignedByte();
+    int stream = in.readUnsignedShortLE();
+    int source = in.readIntLE();
+    in.skipBytes(4); // dest, already used to find this rank
+    int step = in.readIntLE();
+    in.skipBytes(8); // group, idem
+    long seq = in.readLongLE();
+    long count = in.readLongLE();
+    long offset = in.readLongLE();
+    int root = in.readIntLE();
+    int crc = in.readIntLE();
+    int n = in.readableBytes();
+    if (source < 0 || source >= size || source == rank) {
+      abort(new CollectiveException("rank " + rank + " of group " + groupName + " received a frame claiming to be from "
+          + "rank " + source + ", which is not a peer"));
+      return;
+    }
+    if ((flags & WireFormat.FLAG_CRC32C) != 0) {
+      int actual = crc(in.nioBuffer(in.readerIndex(), n));
+      if (actual != crc) {
+        abort(new CollectiveException("rank " + rank + " of group " + groupName + " received a corrupt frame from "
+            + describe(source) + " (CRC32C mismatch, operation #" + seq + " step " + step + ")"));
+        return;
+      }
+    }
+    if (n > endpoint.pool().maxCapacity()) {
+      abort(new CollectiveException("rank " + rank + " of group " + groupName + " received a frame of " + n
+          + " bytes from " + describe(source) + ", more than the largest segment " + endpoint.pool().maxCapacity()
+          + " (are segmentBytes settings the same on all ranks?)"));
+      return;
+    }
+    Frame f = endpoint.pool().acquire(n);
+    ByteBuffer dst = f.payload().bytes().duplicate();
+    dst.clear().limit(n);
+    in.readBytes(dst);
+    f.payload().size(n);
+    f.header(kind, stream, seq, step, source, dtype, op, root, algorithm, count, offset);
+    inbox.deliver(source, f);
+  }
+
+  void onAbort(int source, int origin, String reason) {
+    inbox.fail(new RemoteFailureException(origin, reason));
+  }
+
+  void onLeave(int source) {
+    if (source >= 0 && source < size) {
+      inbox.markGone(source, new PeerLostException(source, describe(source) + " left group " + groupName));
+    }
+  }
+
+  /** The connection to {@code remoteKey} closed: every peer behind it is lost. */
+  void endpointLost(String remoteKey, String why) {
+    for (int p = 0; p < size; p++) {
+      if (p != rank && peerKeys[p].equals(remoteKey)) {
+        abort(new PeerLostException(p, "rank " + rank + " of group " + groupName + " lost " + describe(p) + ": "
+            + why));
+        return;
+      }
+    }
+  }
+
+  @Override
+  public Frame receive(int peer, int stream, long seq, long deadlineNanos) {
+    return inbox.receive(peer, stream, seq, deadlineNanos);
+  }
+
+  // ------------------------------------------------------------------------------------------ failures
+
+  @Override
+  public void abort(CollectiveException cause) {
+    inbox.fail(cause);
+    if (!abortSent.compareAndSet(false, true)) {
+      return;
+    }
+    CollectiveException first = inbox.failure();
+    int origin = first instanceof RemoteFailureException ? ((RemoteFailureException) first).originRank() : rank;
+    String reason = first instanceof RemoteFailureException
+        ? ((RemoteFailureException) first).reason() : first.getMessage();
+    for (int p = 0; p < size; p++) {
+      if (p == rank) {
+        continue;
+      }
+      ByteBuf out = PooledByteBufAllocator.DEFAULT.buffer();
+      WireFormat.begin(out, WireFormat.ABORT);
+      out.writeLongLE(groupId).writeIntLE(rank).writeIntLE(p).writeIntLE(origin);
+      WireFormat.writeString(out, reason);
+      WireFormat.finish(out, 0);
+      try {
+        endpoint.write(peerKeys[p], peerAddresses[p], out);
+      } catch (CollectiveException ignored) {
+        // A peer we cannot reach learns of the failure from its own lost connection.
+      }
+    }
+  }
+
+  @Override
+  public CollectiveException failure() {
+    return inbox.failure();
+  }
+
+  @Override
+  public void disconnect(int peer, String reason) {
+    endpoint.disconnect(peerKeys[peer]);
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    endpoint.unregister(this);
+    inbox.fail(new CollectiveException("rank " + rank + " of group " + groupName + " is closed"));
+    inbox.close();
+    for (int p = 0; p < size; p++) {
+      if (p == rank) {
+        continue;
+      }
+      ByteBuf out = PooledByteBufAllocator.DEFAULT.buffer(24);
+      WireFormat.begin(out, WireFormat.LEAVE);
+      out.writeLongLE(groupId).writeIntLE(rank).writeIntLE(p);
+      WireFormat.finish(out, 0);
+      try {
+        endpoint.write(peerKeys[p], peerAddresses[p], out);
+      } catch (CollectiveException ignored) {
+        // Already unreachable: nothing to tell.
+      }
+    }
+  }
+}

@@ -1,0 +1,65 @@
+package io.sparkcollective.core.testing;
+
+import io.sparkcollective.core.api.Communicator;
+import io.sparkcollective.core.config.CollectiveConfig;
+import io.sparkcollective.core.engine.TcpGroup;
+import io.sparkcollective.core.transport.netty.NettyEndpoint;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/** N endpoints on 127.0.0.1 in this JVM, with real sockets between them, and groups formed over them. */
+public final class TcpCluster implements AutoCloseable {
+  public static final String SECRET = "test-secret";
+  private final List<NettyEndpoint> endpoints = new ArrayList<>();
+  private final CollectiveConfig config;
+
+  public TcpCluster(int endpoints, CollectiveConfig config) {
+    this.config = config;
+    for (int i = 0; i < endpoints; i++) {
+      this.endpoints.add(NettyEndpoint.start("127.0.0.1", 0, SECRET, config));
+    }
+  }
+
+  public NettyEndpoint endpoint(int i) {
+    return endpoints.get(i);
+  }
+
+  public List<InetSocketAddress> addresses() {
+    List<InetSocketAddress> a = new ArrayList<>();
+    for (NettyEndpoint e : endpoints) {
+      a.add(e.address());
+    }
+    return a;
+  }
+
+  /** Rank r on endpoint r; joins all ranks concurrently (joining blocks until the group is complete). */
+  public List<Communicator> group(String name) throws Exception {
+    int n = endpoints.size();
+    ExecutorService pool = Executors.newFixedThreadPool(n);
+    try {
+      List<Future<Communicator>> joins = new ArrayList<>();
+      for (int r = 0; r < n; r++) {
+        int rank = r;
+        joins.add(pool.submit(() -> TcpGroup.join(endpoints.get(rank), name, rank, addresses(), config)));
+      }
+      List<Communicator> comms = new ArrayList<>();
+      for (Future<Communicator> f : joins) {
+        comms.add(f.get());
+      }
+      return comms;
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Override
+  public void close() {
+    for (NettyEndpoint e : endpoints) {
+      e.close();
+    }
+  }
+}

@@ -1,0 +1,358 @@
+package io.sparkcollective.core.transport.netty;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sparkcollective.core.api.Algorithm;
+import io.sparkcollective.core.api.CollectiveAuthenticationException;
+import io.sparkcollective.core.api.CollectiveException;
+import io.sparkcollective.core.api.CollectiveOptions;
+import io.sparkcollective.core.api.CollectiveTimeoutException;
+import io.sparkcollective.core.api.CollectiveUsageException;
+import io.sparkcollective.core.api.Communicator;
+import io.sparkcollective.core.api.DType;
+import io.sparkcollective.core.api.DataBuffer;
+import io.sparkcollective.core.api.PeerLostException;
+import io.sparkcollective.core.api.ReduceOp;
+import io.sparkcollective.core.config.CollectiveConfig;
+import io.sparkcollective.core.engine.TcpGroup;
+import io.sparkcollective.core.testing.GroupHarness;
+import io.sparkcollective.core.testing.GroupHarness.Outcome;
+import io.sparkcollective.core.testing.Reference;
+import io.sparkcollective.core.testing.TcpCluster;
+import io.sparkcollective.core.testing.TypedData;
+import io.sparkcollective.core.transport.Frame;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** The engine over real sockets on loopback: endpoints in this JVM, one per rank. */
+@Timeout(300)
+class TcpTransportTest {
+  private static final Duration LIMIT = Duration.ofSeconds(120);
+  private static final CollectiveConfig CHECKED = CollectiveConfig.from(Map.of(
+      CollectiveConfig.CHECKSUM, "true", CollectiveConfig.SEGMENT_BYTES, "65536",
+      CollectiveConfig.JOIN_TIMEOUT_MS, "5000"));
+
+  @ParameterizedTest(name = "{0} ranks")
+  @ValueSource(ints = {1, 2, 3, 5})
+  void shouldMatchTheReferenceOverTcpForEveryAlgorithm(int n) throws Exception {
+    try (TcpCluster cluster = new TcpCluster(n, CHECKED)) {
+      List<Communicator> group = cluster.group("matrix-" + n);
+      try {
+        GroupHarness.run(group, LIMIT, comm -> {
+          for (Algorithm a : new Algorithm[] {Algorithm.RING, Algorithm.DIRECT, Algorithm.HALVING_DOUBLING}) {
+            for (int len : new int[] {0, 1, n + 1, 100_003}) {
+              for (DType dtype : new DType[] {DType.F32, DType.I64, DType.BF16}) {
+                for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.MAX}) {
+                  long seed = len * 31L + dtype.ordinal() * 7 + op.ordinal();
+                  long[][] ints = new long[n][];
+                  double[][] floats = new double[n][];
+                  for (int r = 0; r < n; r++) {
+                    SplittableRandom rnd = new SplittableRandom(seed * 1000 + r);
+                    ints[r] = rnd.longs(len).toArray();
+                    floats[r] = rnd.ints(len, -8, 9).asDoubleStream().toArray();
+                  }
+                  TypedData mine = TypedData.of(dtype, TypedData.Form.ARRAY, ints[comm.rank()], floats[comm.rank()]);
+                  comm.allReduce(mine.buffer(), op, CollectiveOptions.DEFAULT.withAlgorithm(a));
+                  long[] expected = dtype.isFloating() ? Reference.reduceExactFloats(dtype, op, floats)
+                      : Reference.reduceIntegers(dtype, op, ints);
+                  assertArrayEquals(expected, IntStream.range(0, len).mapToLong(mine::bits).toArray(),
+                      a + " " + len + " " + dtype + " " + op);
+                }
+              }
+            }
+          }
+          float[] root = new float[70_000];
+          Arrays.fill(root, comm.rank() == 0 ? 5 : 0);
+          comm.broadcast(root, 0);
+          assertEquals(5f, root[69_999]);
+          assertEquals(n, comm.allGatherObjects("rank-" + comm.rank()).size());
+          return null;
+        });
+      } finally {
+        GroupHarness.closeAll(group);
+      }
+      for (int i = 0; i < n; i++) {
+        assertEquals(0, cluster.endpoint(i).rejectedFrames());
+      }
+    }
+  }
+
+  @Test
+  void shouldReuseConnectionsAcrossManyGroupsAndLeakNoFrames() throws Exception {
+    int n = 3;
+    try (TcpCluster cluster = new TcpCluster(n, CHECKED)) {
+      for (int g = 0; g < 40; g++) {
+        List<Communicator> group = cluster.group("stage-" + g + "-attempt-0");
+        try {
+          int stage = g;
+          GroupHarness.run(group, LIMIT, comm -> {
+            float[] grad = new float[1000];
+            Arrays.fill(grad, comm.rank() + stage);
+            comm.allReduce(grad, ReduceOp.SUM);
+            assertEquals(3 + 3 * stage, grad[999]);
+            return null;
+          });
+        } finally {
+          GroupHarness.closeAll(group);
+        }
+      }
+      for (int i = 0; i < n; i++) {
+        assertEquals(0, cluster.endpoint(i).rejectedFrames());
+        long deadline = System.nanoTime() + 2_000_000_000L;
+        while (cluster.endpoint(i).outstandingFrames() != 0 && System.nanoTime() < deadline) {
+          Thread.sleep(10);
+        }
+        assertEquals(0, cluster.endpoint(i).outstandingFrames(), "frames leaked on endpoint " + i);
+      }
+    }
+  }
+
+  @Test
+  void shouldRefuseAnEndpointWithTheWrongSecretAndLeaveTheGroupUnharmed() throws Exception {
+    try (TcpCluster cluster = new TcpCluster(2, CHECKED);
+        NettyEndpoint intruder = NettyEndpoint.start("127.0.0.1", 0, "wrong-secret", CHECKED)) {
+      CollectiveAuthenticationException e = assertThrows(CollectiveAuthenticationException.class,
+          () -> TcpGroup.join(intruder, "g", 1, List.of(cluster.endpoint(0).address(), intruder.address()), CHECKED));
+      // The intruder dials rank 0, whose challenge it cannot match: the dialling side detects the wrong secret.
+      assertTrue(e.getMessage().contains("failed authentication"), e.getMessage());
+      List<Communicator> group = cluster.group("g");
+      GroupHarness.run(group, LIMIT, comm -> {
+        float[] x = {1};
+        comm.allReduce(x, ReduceOp.SUM);
+        assertEquals(2f, x[0]);
+        return null;
+      });
+      GroupHarness.closeAll(group);
+    }
+  }
+
+  @Test
+  void shouldRefuseADuplicateRankAndNameTheRanksThatNeverJoin() throws Exception {
+    CollectiveConfig quick = CollectiveConfig.from(Map.of(CollectiveConfig.JOIN_TIMEOUT_MS, "1500"));
+    try (TcpCluster cluster = new TcpCluster(3, quick)) {
+      List<java.net.InetSocketAddress> addrs = cluster.addresses();
+      // Rank 2 never comes: ranks 0 and 1 fail at the join timeout naming it.
+      List<Outcome<Communicator>> outcomes = GroupHarness.runAll(
+          List.of(new Placeholder(0), new Placeholder(1)), LIMIT,
+          c -> TcpGroup.join(cluster.endpoint(c.rank()), "absent", c.rank(), addrs, quick));
+      for (Outcome<Communicator> o : outcomes) {
+        assertInstanceOf(CollectiveTimeoutException.class, o.error, o.toString());
+        assertTrue(o.error.getMessage().contains("ranks [2] did not join"), o.error.getMessage());
+      }
+      // Two endpoints claim rank 1 of group "dup": the second claim is refused by rank 0.
+      try (NettyEndpoint impostor = NettyEndpoint.start("127.0.0.1", 0, TcpCluster.SECRET, quick)) {
+        List<java.net.InetSocketAddress> fake = List.of(addrs.get(0), impostor.address());
+        List<Outcome<Communicator>> dup = GroupHarness.runAll(
+            List.of(new Placeholder(0), new Placeholder(1)), LIMIT,
+            c -> TcpGroup.join(c.rank() == 0 ? cluster.endpoint(0) : impostor, "dup", c.rank(),
+                c.rank() == 0 ? List.of(addrs.get(0), addrs.get(1)) : fake, quick));
+        assertInstanceOf(CollectiveException.class, dup.get(1).error, dup.toString());
+        assertTrue(dup.get(1).error.getMessage().contains("expected at"), dup.get(1).error.getMessage());
+      }
+    }
+  }
+
+  @Test
+  void shouldDropFramesOfAGroupThatIsNoLongerRegistered() throws Exception {
+    try (TcpCluster cluster = new TcpCluster(2, CHECKED)) {
+      TcpTransport[] t = new TcpTransport[2];
+      List<Outcome<Object>> joined = GroupHarness.runAll(List.of(new Placeholder(0), new Placeholder(1)), LIMIT,
+          c -> t[c.rank()] = cluster.endpoint(c.rank()).join("stage-7-attempt-0", c.rank(), cluster.addresses()));
+      joined.forEach(o -> assertEquals(null, o.error));
+      t[1].close();
+      Frame f = t[0].acquire(16);
+      f.payload().size(16);
+      f.header(1, 0, 0, 0, 0, DType.F32.wireCode(), ReduceOp.SUM.wireCode(), -1, 0, 4, 0);
+      t[0].send(1, f);
+      long deadline = System.nanoTime() + 5_000_000_000L;
+      while (cluster.endpoint(1).rejectedFrames() == 0 && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+      assertEquals(1, cluster.endpoint(1).rejectedFrames(), "the stale frame is dropped, not delivered");
+      t[0].close();
+    }
+  }
+
+  @Test
+  void shouldFailPeersFastNamingTheRankWhoseEndpointDiesMidOperation() throws Exception {
+    int n = 4;
+    try (TcpCluster cluster = new TcpCluster(n, CHECKED)) {
+      List<Communicator> group = cluster.group("dies");
+      List<Outcome<Object>> outcomes = GroupHarness.runAll(group, LIMIT, comm -> {
+        if (comm.rank() == 2) {
+          Thread.sleep(200);
+          cluster.endpoint(2).close();
+          return "died";
+        }
+        float[] big = new float[4 << 20];
+        for (int i = 0; i < 50; i++) {
+          comm.allReduce(DataBuffer.of(big), ReduceOp.SUM,
+              CollectiveOptions.DEFAULT.withTimeout(Duration.ofSeconds(30)));
+        }
+        return null;
+      });
+      for (Outcome<Object> o : outcomes) {
+        if (o.rank == 2) {
+          continue;
+        }
+        assertInstanceOf(CollectiveException.class, o.error, o.toString());
+        assertTrue(o.elapsedMs < 200 + 2000, o + " took too long");
+        assertTrue(o.error.getMessage().contains("rank 2"), o.toString());
+      }
+      GroupHarness.closeAll(group);
+    }
+  }
+
+  @Test
+  void shouldNoticeAPeerLostWhileIdle() throws Exception {
+    int n = 3;
+    try (TcpCluster cluster = new TcpCluster(n, CHECKED)) {
+      List<Communicator> group = cluster.group("idle");
+      GroupHarness.run(group, LIMIT, comm -> {
+        comm.barrier();
+        return null;
+      });
+      cluster.endpoint(1).close();
+      for (int r : new int[] {0, 2}) {
+        Communicator c = group.get(r);
+        long deadline = System.nanoTime() + 2_000_000_000L;
+        CollectiveException seen = null;
+        while (seen == null && System.nanoTime() < deadline) {
+          try {
+            c.checkHealth();
+            Thread.sleep(5);
+          } catch (CollectiveException e) {
+            seen = e;
+          }
+        }
+        // Either this rank's own connection loss or the first rank's ABORT, both naming the lost rank.
+        assertInstanceOf(CollectiveException.class, seen, "rank " + r);
+        assertTrue(seen instanceof PeerLostException || seen.getMessage().contains("lost rank 1"), seen.toString());
+        assertTrue(seen.getMessage().contains("rank 1"), seen.getMessage());
+        assertThrows(CollectiveException.class, () -> c.allReduce(new float[1], ReduceOp.SUM));
+      }
+      GroupHarness.closeAll(group);
+    }
+  }
+
+  /** Stands in for a communicator before one exists: only its rank is used. */
+  private static final class Placeholder implements Communicator {
+    private final int rank;
+
+    Placeholder(int rank) {
+      this.rank = rank;
+    }
+
+    @Override
+    public int rank() {
+      return rank;
+    }
+
+    @Override
+    public int size() {
+      throw new CollectiveUsageException("placeholder");
+    }
+
+    @Override
+    public void allReduce(DataBuffer data, ReduceOp op, CollectiveOptions options) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public java.util.concurrent.CompletableFuture<Void> allReduceAsync(DataBuffer d, ReduceOp op, CollectiveOptions o) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public void reduceScatter(DataBuffer data, ReduceOp op, CollectiveOptions options) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public java.util.concurrent.CompletableFuture<Void> reduceScatterAsync(DataBuffer d, ReduceOp op,
+        CollectiveOptions o) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public void allGather(DataBuffer send, DataBuffer recv, CollectiveOptions options) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public java.util.concurrent.CompletableFuture<Void> allGatherAsync(DataBuffer s, DataBuffer r,
+        CollectiveOptions o) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public void broadcast(DataBuffer data, int root, CollectiveOptions options) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public java.util.concurrent.CompletableFuture<Void> broadcastAsync(DataBuffer d, int root, CollectiveOptions o) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public void barrier(CollectiveOptions options) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public java.util.concurrent.CompletableFuture<Void> barrierAsync(CollectiveOptions options) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public void send(DataBuffer data, int peer, CollectiveOptions options) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public void recv(DataBuffer data, int peer, CollectiveOptions options) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public java.util.concurrent.CompletableFuture<Void> sendAsync(DataBuffer d, int peer, CollectiveOptions o) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public java.util.concurrent.CompletableFuture<Void> recvAsync(DataBuffer d, int peer, CollectiveOptions o) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public <T> List<T> allGatherObjects(T value, CollectiveOptions options) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public <T> T broadcastObject(T value, int root, CollectiveOptions options) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public void checkHealth() {
+    }
+
+    @Override
+    public void close() {
+    }
+  }
+}
