@@ -1,0 +1,111 @@
+package io.sparkcollective.benchmarks;
+
+import io.sparkcollective.core.api.Algorithm;
+import io.sparkcollective.core.api.CollectiveOptions;
+import io.sparkcollective.core.api.Communicator;
+import io.sparkcollective.core.api.DataBuffer;
+import io.sparkcollective.core.api.ReduceOp;
+import io.sparkcollective.core.config.CollectiveConfig;
+import io.sparkcollective.core.engine.TcpGroup;
+import io.sparkcollective.core.launch.PeerList;
+import io.sparkcollective.core.transport.netty.NettyEndpoint;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * One rank of the TCP all-reduce sweep (started by {@link TcpSweep}). Measures like the Open MPI peer in
+ * {@code shared/peers/mpi_allreduce.c}: per size, warm-up calls, then K calls per repetition chosen so a
+ * repetition lasts about {@code --target} seconds (decided on rank 0), repetition time = max over ranks of
+ * (elapsed / K); prints median/min/max latency, algbw and busbw = algbw x 2(N-1)/N, and checks the sum.
+ */
+public final class TcpSweepWorker {
+  static final long[] DEFAULT_SIZES = {4, 64 << 10, 1 << 20, 16 << 20, 64 << 20};
+
+  private TcpSweepWorker() {}
+
+  public static void main(String[] argv) throws Exception {
+    Args args = new Args(argv);
+    int rank = Integer.parseInt(args.require("rank"));
+    List<InetSocketAddress> peers = PeerList.parse(args.require("peers"));
+    int n = peers.size();
+    int reps = args.getInt("reps", 7);
+    double target = args.getDouble("target", 0.25);
+    long[] sizes = args.getLongs("sizes", DEFAULT_SIZES);
+    Algorithm algorithm = Algorithm.valueOf(args.get("algorithm", "AUTO"));
+    CollectiveConfig config = CollectiveConfig.defaults();
+    InetSocketAddress me = peers.get(rank);
+    String secret = args.require("secret");
+    try (NettyEndpoint endpoint = NettyEndpoint.start(me.getHostString(), me.getPort(), secret, config);
+        Communicator comm = TcpGroup.join(endpoint, "sweep", rank, peers, config)) {
+      CollectiveOptions options = CollectiveOptions.DEFAULT.withAlgorithm(algorithm);
+      StringBuilder csv = new StringBuilder("n,algorithm,bytes,k,median_us,min_us,max_us,algbw_gbs,busbw_gbs,check\n");
+      if (rank == 0) {
+        System.out.printf(Locale.ROOT, "# spark-collective TCP all-reduce float32 sum, N=%d, reps=%d, "
+            + "target_rep_s=%.2f, algorithm=%s%n", n, reps, target, algorithm);
+        System.out.printf(Locale.ROOT, "%-10s %6s %12s %12s %12s %10s %10s %s%n", "bytes", "K", "median_us", "min_us",
+            "max_us", "algbw_GB/s", "busbw_GB/s", "check");
+      }
+      for (long bytes : sizes) {
+        int count = (int) Math.max(1, bytes / 4);
+        float[] data = new float[count];
+        DataBuffer buf = DataBuffer.of(data);
+        int warm = bytes <= (1 << 20) ? 20 : 3;
+        for (int w = 0; w < warm; w++) {
+          comm.allReduce(buf, ReduceOp.SUM, options);
+        }
+        comm.barrier();
+        long t0 = System.nanoTime();
+        for (int w = 0; w < 3; w++) {
+          comm.allReduce(buf, ReduceOp.SUM, options);
+        }
+        double one = (System.nanoTime() - t0) / 3e9;
+        int[] k = {(int) Math.max(1, Math.min(100_000, target / one))};
+        comm.broadcast(DataBuffer.of(k), 0);
+        double[] times = new double[reps];
+        for (int r = 0; r < reps; r++) {
+          comm.barrier();
+          long a = System.nanoTime();
+          for (int i = 0; i < k[0]; i++) {
+            comm.allReduce(buf, ReduceOp.SUM, options);
+          }
+          double[] el = {(System.nanoTime() - a) / 1e9 / k[0]};
+          comm.allReduce(el, ReduceOp.MAX);
+          times[r] = el[0];
+        }
+        Arrays.fill(data, rank + 1);
+        comm.allReduce(buf, ReduceOp.SUM, options);
+        float expect = n * (n + 1) / 2f;
+        int[] ok = {data[0] == expect && data[count - 1] == expect && data[count / 2] == expect ? 1 : 0};
+        comm.allReduce(ok, ReduceOp.MIN);
+        Arrays.sort(times);
+        double med = times[reps / 2];
+        double alg = count * 4.0 / med / 1e9;
+        double bus = alg * 2.0 * (n - 1) / n;
+        if (rank == 0) {
+          String check = ok[0] == 1 ? "OK" : "FAIL";
+          System.out.printf(Locale.ROOT, "%-10d %6d %12.1f %12.1f %12.1f %10.3f %10.3f %s%n", count * 4L, k[0],
+              med * 1e6, times[0] * 1e6, times[reps - 1] * 1e6, alg, bus, check);
+          csv.append(String.format(Locale.ROOT, "%d,%s,%d,%d,%.1f,%.1f,%.1f,%.4f,%.4f,%s%n", n, algorithm,
+              count * 4L, k[0], med * 1e6, times[0] * 1e6, times[reps - 1] * 1e6, alg, bus, check));
+        }
+      }
+      String csvPath = args.get("csv", "");
+      if (rank == 0 && !csvPath.isEmpty()) {
+        write(csvPath, csv.toString());
+      }
+    }
+  }
+
+  private static void write(String path, String text) throws IOException {
+    Files.createDirectories(Paths.get(path).toAbsolutePath().getParent());
+    try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(Paths.get(path)))) {
+      w.print(text);
+    }
+  }
+}

@@ -1,0 +1,107 @@
+package io.sparkcollective.core.launch;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Starts the ranks of a group as separate JVMs on this machine, for multi-process tests and benchmarks.
+ * It picks free loopback ports, then runs {@code java -cp <this classpath> mainClass --rank r --peers
+ * <list> --secret <secret> args...} once per rank, each with its output in {@code logDir/rank-r.log}.
+ */
+public final class LocalLauncher implements AutoCloseable {
+  private final List<Process> processes = new ArrayList<>();
+  private final List<InetSocketAddress> peers;
+  private final Path logDir;
+
+  private LocalLauncher(List<InetSocketAddress> peers, Path logDir) {
+    this.peers = peers;
+    this.logDir = logDir;
+  }
+
+  /** Starts {@code n} ranks of {@code mainClass}. */
+  public static LocalLauncher start(int n, String mainClass, List<String> args, List<String> jvmArgs, Path logDir,
+      String secret) throws IOException {
+    List<InetSocketAddress> peers = freePorts(n);
+    LocalLauncher launcher = new LocalLauncher(peers, logDir);
+    logDir.toFile().mkdirs();
+    String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
+    for (int r = 0; r < n; r++) {
+      List<String> cmd = new ArrayList<>();
+      cmd.add(java);
+      cmd.addAll(jvmArgs);
+      cmd.add("-cp");
+      cmd.add(System.getProperty("java.class.path"));
+      cmd.add(mainClass);
+      cmd.add("--rank");
+      cmd.add(String.valueOf(r));
+      cmd.add("--peers");
+      cmd.add(PeerList.format(peers));
+      cmd.add("--secret");
+      cmd.add(secret);
+      cmd.addAll(args);
+      File log = logDir.resolve("rank-" + r + ".log").toFile();
+      launcher.processes.add(new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log).start());
+    }
+    return launcher;
+  }
+
+  private static List<InetSocketAddress> freePorts(int n) throws IOException {
+    List<ServerSocket> held = new ArrayList<>();
+    List<InetSocketAddress> peers = new ArrayList<>();
+    try {
+      for (int i = 0; i < n; i++) {
+        ServerSocket s = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+        held.add(s);
+        peers.add(InetSocketAddress.createUnresolved("127.0.0.1", s.getLocalPort()));
+      }
+    } finally {
+      for (ServerSocket s : held) {
+        s.close();
+      }
+    }
+    return peers;
+  }
+
+  public List<InetSocketAddress> peers() {
+    return peers;
+  }
+
+  public Process process(int rank) {
+    return processes.get(rank);
+  }
+
+  public Path log(int rank) {
+    return logDir.resolve("rank-" + rank + ".log");
+  }
+
+  /** Waits for every rank; returns the exit codes (-1 for a rank still running at the deadline, then killed). */
+  public int[] await(long timeout, TimeUnit unit) throws InterruptedException {
+    long deadline = System.nanoTime() + unit.toNanos(timeout);
+    int[] codes = new int[processes.size()];
+    for (int r = 0; r < codes.length; r++) {
+      Process p = processes.get(r);
+      long left = deadline - System.nanoTime();
+      if (p.waitFor(Math.max(0, left), TimeUnit.NANOSECONDS)) {
+        codes[r] = p.exitValue();
+      } else {
+        p.destroyForcibly();
+        codes[r] = -1;
+      }
+    }
+    return codes;
+  }
+
+  @Override
+  public void close() {
+    for (Process p : processes) {
+      p.destroyForcibly();
+    }
+  }
+}
