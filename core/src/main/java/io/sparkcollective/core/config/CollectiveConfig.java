@@ -32,6 +32,13 @@ public final class CollectiveConfig {
   public static final String SOCKET_BUFFER_BYTES = "transport.socketBufferBytes";
   public static final String IO_THREADS = "transport.ioThreads";
   public static final String CHECKSUM = "transport.checksum";
+  public static final String TLS_ENABLED = "transport.tls.enabled";
+  public static final String TLS_KEY_STORE = "transport.tls.keyStore";
+  public static final String TLS_KEY_STORE_PASSWORD = "transport.tls.keyStorePassword";
+  public static final String TLS_KEY_STORE_TYPE = "transport.tls.keyStoreType";
+  public static final String TLS_TRUST_STORE = "transport.tls.trustStore";
+  public static final String TLS_TRUST_STORE_PASSWORD = "transport.tls.trustStorePassword";
+  public static final String TLS_PROTOCOL = "transport.tls.protocol";
 
   private static final Map<String, String[]> KEYS = new LinkedHashMap<>();
 
@@ -54,6 +61,14 @@ public final class CollectiveConfig {
     key(SOCKET_BUFFER_BYTES, "0", "SO_SNDBUF and SO_RCVBUF of every connection; 0 keeps the OS default.");
     key(IO_THREADS, "2", "Network I/O threads per endpoint (collective-io-N).");
     key(CHECKSUM, "false", "Adds a CRC32C of every payload and checks it on receipt.");
+    key(TLS_ENABLED, "false", "Encrypts every connection with TLS (mutual: both ends present a certificate that "
+        + "the other's trust store accepts), in addition to the shared-secret handshake.");
+    key(TLS_KEY_STORE, "", "Key store with this endpoint's private key and certificate (like spark.ssl.keyStore).");
+    key(TLS_KEY_STORE_PASSWORD, "", "Password of the key store and of the key in it.");
+    key(TLS_KEY_STORE_TYPE, "PKCS12", "Type of both stores: PKCS12 or JKS.");
+    key(TLS_TRUST_STORE, "", "Trust store with the certificates peers must present (like spark.ssl.trustStore).");
+    key(TLS_TRUST_STORE_PASSWORD, "", "Password of the trust store.");
+    key(TLS_PROTOCOL, "TLSv1.3", "TLS protocol version.");
   }
 
   private static void key(String name, String defaultValue, String doc) {
@@ -74,6 +89,7 @@ public final class CollectiveConfig {
   private final int socketBufferBytes;
   private final int ioThreads;
   private final boolean checksum;
+  private final Map<String, String> values;
 
   private CollectiveConfig(Map<String, String> v) {
     this.operationTimeoutMs = positiveLong(v, OPERATION_TIMEOUT_MS);
@@ -106,6 +122,31 @@ public final class CollectiveConfig {
       throw bad(CHECKSUM, crc, "true or false");
     }
     this.checksum = Boolean.parseBoolean(crc);
+    this.values = Collections.unmodifiableMap(new LinkedHashMap<>(v));
+    String tls = v.get(TLS_ENABLED).trim();
+    if (!tls.equalsIgnoreCase("true") && !tls.equalsIgnoreCase("false")) {
+      throw bad(TLS_ENABLED, tls, "true or false");
+    }
+    if (tlsEnabled()) {
+      for (String k : new String[] {TLS_KEY_STORE, TLS_TRUST_STORE}) {
+        if (v.get(k).isBlank()) {
+          throw bad(k, "", "a file path when " + SPARK_PREFIX + TLS_ENABLED + " is true");
+        }
+      }
+    }
+  }
+
+  /** The raw value of {@code key} (after defaults), for settings read by one component only. */
+  public String get(String key) {
+    String value = values.get(key);
+    if (value == null) {
+      throw new CollectiveUsageException("unknown setting '" + key + "'");
+    }
+    return value;
+  }
+
+  public boolean tlsEnabled() {
+    return Boolean.parseBoolean(values.get(TLS_ENABLED).trim());
   }
 
   /** All defaults. */

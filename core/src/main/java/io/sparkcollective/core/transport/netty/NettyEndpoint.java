@@ -72,6 +72,7 @@ public final class NettyEndpoint implements AutoCloseable {
   private final InetSocketAddress address;
   private final FramePool pool;
   private final NanoClock clock;
+  private final TlsContexts tls;
   private final ConcurrentHashMap<String, Promise<Channel>> outbound = new ConcurrentHashMap<>();
   private final Map<Channel, String> openChannels = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<Long, TcpTransport[]> groups = new ConcurrentHashMap<>();
@@ -85,6 +86,7 @@ public final class NettyEndpoint implements AutoCloseable {
     this.handshake = new SecretHandshake(secret);
     this.clock = clock;
     this.pool = new FramePool(config.segmentBytes());
+    this.tls = config.tlsEnabled() ? TlsContexts.from(config) : null;
     boolean epoll = Epoll.isAvailable();
     DefaultThreadFactory threads = new DefaultThreadFactory("collective-io", true);
     this.loops = epoll ? new EpollEventLoopGroup(config.ioThreads(), threads)
@@ -98,6 +100,9 @@ public final class NettyEndpoint implements AutoCloseable {
         .childHandler(new ChannelInitializer<SocketChannel>() {
           @Override
           protected void initChannel(SocketChannel ch) {
+            if (tls != null) {
+              ch.pipeline().addLast("tls", tls.server.newHandler(ch.alloc()));
+            }
             configure(ch);
             ch.pipeline().addLast("handshake", new HandshakeHandlers.Server(NettyEndpoint.this));
           }
@@ -115,7 +120,8 @@ public final class NettyEndpoint implements AutoCloseable {
     InetSocketAddress bound = (InetSocketAddress) server.localAddress();
     this.address = new InetSocketAddress(bindHost, bound.getPort());
     this.addressKey = bindHost + ":" + bound.getPort();
-    LOG.info("collective endpoint listening on {} ({})", addressKey, epoll ? "epoll" : "nio");
+    LOG.info("collective endpoint listening on {} ({}{})", addressKey, epoll ? "epoll" : "nio",
+        tls != null ? ", TLS" : "");
   }
 
   /** Starts an endpoint on {@code bindHost:port} (0 = ephemeral) that authenticates peers with {@code secret}. */
@@ -475,6 +481,9 @@ public final class NettyEndpoint implements AutoCloseable {
         .handler(new ChannelInitializer<SocketChannel>() {
           @Override
           protected void initChannel(SocketChannel ch) {
+            if (tls != null) {
+              ch.pipeline().addLast("tls", tls.client.newHandler(ch.alloc(), remote.getHostString(), remote.getPort()));
+            }
             configure(ch);
             ch.pipeline().addLast("handshake", new HandshakeHandlers.Client(NettyEndpoint.this, key, authenticated));
           }
