@@ -100,7 +100,13 @@ class FailureSemanticsTest {
           lostPeer += o.error instanceof PeerLostException ? 1 : 0;
         }
       }
-      assertEquals(2, lostPeer, "the two ends of the link report the lost peer: " + outcomes);
+      // An end of the link reports the lost peer; the other may hear of it first through a relayed ABORT.
+      assertTrue(lostPeer >= 1, "an end of the link reports the lost peer: " + outcomes);
+      for (Outcome<float[]> o : outcomes) {
+        if (o.error != null) {
+          assertTrue(o.error.getMessage().contains("link"), "names the broken link: " + o);
+        }
+      }
       // The group stays failed, at once.
       for (Communicator c : group.communicators()) {
         long t0 = System.nanoTime();
