@@ -18,7 +18,6 @@ import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
-import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.Promise;
@@ -32,7 +31,6 @@ import io.sparkcollective.core.config.CollectiveConfig;
 import io.sparkcollective.core.time.NanoClock;
 import io.sparkcollective.core.transport.FramePool;
 import java.net.InetSocketAddress;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -514,9 +512,7 @@ public final class NettyEndpoint implements AutoCloseable {
   }
 
   private void configure(SocketChannel ch) {
-    ch.pipeline().addLast("frames", new LengthFieldBasedFrameDecoder(
-        ByteOrder.LITTLE_ENDIAN, WireFormat.MAX_MESSAGE_BYTES, 0, WireFormat.LENGTH_FIELD_BYTES, 0,
-        WireFormat.LENGTH_FIELD_BYTES, true));
+    ch.pipeline().addLast("frames", WireFormat.newDecoder());
     ch.pipeline().addLast("idle", new IdleStateHandler(config.heartbeatTimeoutMs(), config.heartbeatIntervalMs(), 0,
         TimeUnit.MILLISECONDS));
   }

@@ -1,6 +1,8 @@
 package io.sparkcollective.core.transport.netty;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -76,6 +78,12 @@ public final class WireFormat {
   public static final int DATA_HEADER_BYTES = 64;
 
   public static final int FLAG_CRC32C = 1;
+
+  /** Splits the byte stream into messages (length field stripped) and rejects any above the limit. */
+  public static LengthFieldBasedFrameDecoder newDecoder() {
+    return new LengthFieldBasedFrameDecoder(ByteOrder.LITTLE_ENDIAN, MAX_MESSAGE_BYTES, 0, LENGTH_FIELD_BYTES, 0,
+        LENGTH_FIELD_BYTES, true);
+  }
 
   /** Starts a message: reserves the length field and writes the type. Finish with {@link #finish}. */
   public static void begin(ByteBuf out, byte type) {
