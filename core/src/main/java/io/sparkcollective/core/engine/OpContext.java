@@ -8,6 +8,7 @@ import io.sparkcollective.core.api.CollectiveTimeoutException;
 import io.sparkcollective.core.api.ReduceOp;
 import io.sparkcollective.core.kernel.Elements;
 import io.sparkcollective.core.kernel.Scratch;
+import io.sparkcollective.core.transport.CallSignature;
 import io.sparkcollective.core.transport.Frame;
 import io.sparkcollective.core.transport.Transport;
 import java.util.concurrent.TimeUnit;
@@ -19,6 +20,9 @@ import java.util.concurrent.TimeUnit;
  * at a time, between {@link #begin} and {@link #end}.
  */
 final class OpContext implements Links {
+  /** How often a waiting receive looks for frames that show the ranks disagree. */
+  private static final long DISAGREEMENT_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
   private final Transport transport;
   private final int rank;
   private final int size;
@@ -125,10 +129,7 @@ final class OpContext implements Links {
     for (int k = 0; k < segments; k++) {
       int so = off + k * segmentElements;
       int sn = Math.min(segmentElements, n - k * segmentElements);
-      Frame f = transport.receive(peer, stream, seq, deadlineNanos);
-      if (f == null) {
-        throw timeout(peer, step);
-      }
+      Frame f = awaitFrame(peer, step);
       try {
         check(f, peer, step, so, sn);
         if (reduce) {
@@ -140,6 +141,37 @@ final class OpContext implements Links {
         transport.release(f);
       }
     }
+  }
+
+  /**
+   * Waits for the next frame from {@code peer} in slices; between slices, looks for frames of this operation
+   * from other ranks that reveal a disagreement (a peer that never sends because it thinks it is not the
+   * one to, e.g. a different broadcast root), so that fails fast instead of at the deadline.
+   */
+  private Frame awaitFrame(int peer, int step) {
+    while (true) {
+      long now = transport.nanoTime();
+      long sliceEnd = Math.min(deadlineNanos, now + DISAGREEMENT_CHECK_NANOS);
+      Frame f = transport.receive(peer, stream, seq, sliceEnd);
+      if (f != null) {
+        return f;
+      }
+      String other = transport.findDisagreement(stream, seq, peer, signature());
+      if (other != null) {
+        int colon = other.indexOf(": ");
+        throw new CollectiveMismatchException("ranks disagree on " + other.substring(0, colon) + " of operation #"
+            + seq + " on tag " + tag + ": rank " + rank + " called " + describeCall() + " but "
+            + other.substring(colon + 2) + " (rank " + rank + " was waiting for " + transport.describe(peer)
+            + " at step " + step + ")");
+      }
+      if (sliceEnd >= deadlineNanos) {
+        throw timeout(peer, step);
+      }
+    }
+  }
+
+  private CallSignature signature() {
+    return new CallSignature(kind.wireCode(), elements.length(), elements.wireCode(), opCode, root, algorithmCode);
   }
 
   @Override
@@ -185,20 +217,7 @@ final class OpContext implements Links {
 
   /** Verifies that {@code f} is the segment this rank expects; a difference means the ranks disagree. */
   private void check(Frame f, int peer, int step, int offset, int n) {
-    String differs = null;
-    if (f.kind() != kind.wireCode()) {
-      differs = "the operation";
-    } else if (f.count() != elements.length()) {
-      differs = "the length";
-    } else if (f.dtype() != elements.wireCode()) {
-      differs = "the element type";
-    } else if (f.op() != opCode) {
-      differs = "the reduction";
-    } else if (f.root() != root) {
-      differs = "the root";
-    } else if (f.algorithm() != algorithmCode) {
-      differs = "the algorithm";
-    }
+    String differs = signature().difference(f);
     if (differs != null) {
       throw new CollectiveMismatchException("ranks disagree on " + differs + " of operation #" + seq + " on tag "
           + tag + ": rank " + rank + " called " + describeCall() + " but " + transport.describe(peer)

@@ -126,6 +126,35 @@ public final class Inbox {
     }
   }
 
+  /**
+   * A frame queued from a rank other than {@code except} for ({@code stream}, {@code seq}) whose call differs
+   * from {@code call}, described as "rank R called ..."; null if there is none. The receive of one operation
+   * waits on one peer at a time, so such a frame reveals ranks that disagree (say, on the root) even while
+   * the peer being waited for never sends.
+   */
+  public String findDisagreement(int stream, long seq, int except, CallSignature call) {
+    for (int source = 0; source < queues.length; source++) {
+      if (source == except) {
+        continue;
+      }
+      SourceQueue q = queues[source];
+      q.lock.lock();
+      try {
+        int mask = q.ring.length - 1;
+        for (int i = 0; i < q.count; i++) {
+          Frame f = q.ring[(q.head + i) & mask];
+          String differs = f.stream() == stream && f.seq() == seq ? call.difference(f) : null;
+          if (differs != null) {
+            return differs + ": rank " + source + " called " + f.describeCall();
+          }
+        }
+      } finally {
+        q.lock.unlock();
+      }
+    }
+    return null;
+  }
+
   /** Frames waiting in all queues (for tests and leak checks). */
   public int queued() {
     int n = 0;

@@ -45,6 +45,12 @@ public interface Transport extends AutoCloseable {
    */
   Frame receive(int peer, int stream, long seq, long deadlineNanos);
 
+  /**
+   * Describes a frame already queued for ({@code stream}, {@code seq}) from a rank other than {@code except}
+   * whose call differs from {@code call}, or returns null. See {@link Inbox#findDisagreement}.
+   */
+  String findDisagreement(int stream, long seq, int except, CallSignature call);
+
   /** Fails this rank with {@code cause} (kept only if it is the first failure) and tells every peer. */
   void abort(CollectiveException cause);
 

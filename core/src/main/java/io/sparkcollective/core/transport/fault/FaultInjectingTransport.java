@@ -1,6 +1,7 @@
 package io.sparkcollective.core.transport.fault;
 
 import io.sparkcollective.core.api.CollectiveException;
+import io.sparkcollective.core.transport.CallSignature;
 import io.sparkcollective.core.transport.Frame;
 import io.sparkcollective.core.transport.Transport;
 import java.util.ArrayDeque;
@@ -136,6 +137,11 @@ public final class FaultInjectingTransport implements Transport {
   @Override
   public void abort(CollectiveException cause) {
     delegate.abort(cause);
+  }
+
+  @Override
+  public String findDisagreement(int stream, long seq, int except, CallSignature call) {
+    return delegate.findDisagreement(stream, seq, except, call);
   }
 
   @Override

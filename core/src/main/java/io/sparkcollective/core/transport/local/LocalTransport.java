@@ -4,6 +4,7 @@ import io.sparkcollective.core.api.CollectiveException;
 import io.sparkcollective.core.api.PeerLostException;
 import io.sparkcollective.core.api.RemoteFailureException;
 import io.sparkcollective.core.time.NanoClock;
+import io.sparkcollective.core.transport.CallSignature;
 import io.sparkcollective.core.transport.Frame;
 import io.sparkcollective.core.transport.FramePool;
 import io.sparkcollective.core.transport.Inbox;
@@ -99,6 +100,11 @@ public final class LocalTransport implements Transport {
         }
       }
     }
+  }
+
+  @Override
+  public String findDisagreement(int stream, long seq, int except, CallSignature call) {
+    return inbox.findDisagreement(stream, seq, except, call);
   }
 
   @Override

@@ -7,6 +7,7 @@ import io.sparkcollective.core.api.CollectiveTimeoutException;
 import io.sparkcollective.core.api.CollectiveUsageException;
 import io.sparkcollective.core.api.PeerLostException;
 import io.sparkcollective.core.api.RemoteFailureException;
+import io.sparkcollective.core.transport.CallSignature;
 import io.sparkcollective.core.transport.Frame;
 import io.sparkcollective.core.transport.Inbox;
 import io.sparkcollective.core.transport.Transport;
@@ -342,6 +343,11 @@ public final class TcpTransport implements Transport {
         // A peer we cannot reach learns of the failure from its own lost connection.
       }
     }
+  }
+
+  @Override
+  public String findDisagreement(int stream, long seq, int except, CallSignature call) {
+    return inbox.findDisagreement(stream, seq, except, call);
   }
 
   @Override
