@@ -15,8 +15,10 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Paths;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * One rank of the TCP all-reduce sweep (started by {@link TcpSweep}). Measures like the Open MPI peer in
@@ -38,7 +40,13 @@ public final class TcpSweepWorker {
     double target = args.getDouble("target", 0.25);
     long[] sizes = args.getLongs("sizes", DEFAULT_SIZES);
     Algorithm algorithm = Algorithm.valueOf(args.get("algorithm", "AUTO"));
-    CollectiveConfig config = CollectiveConfig.defaults();
+    Map<String, String> settings = new HashMap<>();
+    for (String kv : args.get("conf", "").split(",")) {
+      if (!kv.isBlank()) {
+        settings.put(kv.substring(0, kv.indexOf('=')).trim(), kv.substring(kv.indexOf('=') + 1).trim());
+      }
+    }
+    CollectiveConfig config = CollectiveConfig.from(settings);
     InetSocketAddress me = peers.get(rank);
     String secret = args.require("secret");
     try (NettyEndpoint endpoint = NettyEndpoint.start(me.getHostString(), me.getPort(), secret, config);

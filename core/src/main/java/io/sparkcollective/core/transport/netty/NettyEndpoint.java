@@ -372,8 +372,20 @@ public final class NettyEndpoint implements AutoCloseable {
    * is this endpoint, connecting and authenticating first if there is no connection yet.
    */
   void write(String key, InetSocketAddress remote, ByteBuf msg) {
+    write(key, remote, msg, null);
+  }
+
+  /**
+   * As {@link #write(String, InetSocketAddress, ByteBuf)}; {@code done} (if not null) runs once the message
+   * has been written, delivered in-process, or dropped, whatever happens.
+   */
+  void write(String key, InetSocketAddress remote, ByteBuf msg, Runnable done) {
     if (key.equals(addressKey)) {
-      deliverLocally(msg);
+      try {
+        deliverLocally(msg);
+      } finally {
+        run(done);
+      }
       return;
     }
     InetSocketAddress target = remote != null ? remote : parse(key);
@@ -382,9 +394,10 @@ public final class NettyEndpoint implements AutoCloseable {
       Promise<Channel> p = connectionPromise(key, target);
       p.addListener(f -> {
         if (f.isSuccess() && p.getNow().isActive()) {
-          p.getNow().writeAndFlush(msg, p.getNow().voidPromise());
+          writeAndThen(p.getNow(), msg, done);
         } else {
           msg.release();
+          run(done);
         }
       });
       return;
@@ -394,9 +407,24 @@ public final class NettyEndpoint implements AutoCloseable {
       ch = connection(key, target);
     } catch (RuntimeException e) {
       msg.release();
+      run(done);
       throw e;
     }
-    ch.writeAndFlush(msg, ch.voidPromise());
+    writeAndThen(ch, msg, done);
+  }
+
+  private static void writeAndThen(Channel ch, ByteBuf msg, Runnable done) {
+    if (done == null) {
+      ch.writeAndFlush(msg, ch.voidPromise());
+    } else {
+      ch.writeAndFlush(msg).addListener(f -> done.run());
+    }
+  }
+
+  private static void run(Runnable done) {
+    if (done != null) {
+      done.run();
+    }
   }
 
   private static boolean isIoThread() {

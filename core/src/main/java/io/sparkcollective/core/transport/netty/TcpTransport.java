@@ -2,6 +2,7 @@ package io.sparkcollective.core.transport.netty;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import io.sparkcollective.core.api.CollectiveException;
 import io.sparkcollective.core.api.CollectiveTimeoutException;
 import io.sparkcollective.core.api.CollectiveUsageException;
@@ -192,7 +193,7 @@ public final class TcpTransport implements Transport {
 
   @Override
   public void send(int peer, Frame frame) {
-    ByteBuf out;
+    ByteBuf message;
     try {
       CollectiveException failed = inbox.failure();
       if (failed != null) {
@@ -200,21 +201,24 @@ public final class TcpTransport implements Transport {
       }
       WireBufferView payload = new WireBufferView(frame);
       int n = payload.size;
-      out = PooledByteBufAllocator.DEFAULT.directBuffer(WireFormat.DATA_HEADER_BYTES + n);
-      WireFormat.begin(out, WireFormat.DATA);
-      out.writeByte(frame.kind()).writeByte(frame.dtype()).writeByte(frame.op()).writeByte(frame.algorithm());
-      out.writeByte(checksum ? WireFormat.FLAG_CRC32C : 0).writeShortLE(frame.stream());
-      out.writeIntLE(rank).writeIntLE(peer).writeIntLE(frame.step());
-      out.writeLongLE(groupId).writeLongLE(frame.seq()).writeLongLE(frame.count()).writeLongLE(frame.offset());
-      out.writeIntLE(frame.root());
-      out.writeIntLE(checksum ? crc(payload.bytes) : 0);
-      out.writeBytes(payload.bytes);
-      WireFormat.finish(out, 0);
-    } finally {
+      ByteBuf header = PooledByteBufAllocator.DEFAULT.directBuffer(WireFormat.DATA_HEADER_BYTES);
+      WireFormat.begin(header, WireFormat.DATA);
+      header.writeByte(frame.kind()).writeByte(frame.dtype()).writeByte(frame.op()).writeByte(frame.algorithm());
+      header.writeByte(checksum ? WireFormat.FLAG_CRC32C : 0).writeShortLE(frame.stream());
+      header.writeIntLE(rank).writeIntLE(peer).writeIntLE(frame.step());
+      header.writeLongLE(groupId).writeLongLE(frame.seq()).writeLongLE(frame.count()).writeLongLE(frame.offset());
+      header.writeIntLE(frame.root());
+      header.writeIntLE(checksum ? crc(payload.bytes) : 0);
+      header.setIntLE(0, WireFormat.DATA_HEADER_BYTES - WireFormat.LENGTH_FIELD_BYTES + n);
+      // The payload goes out of the frame's own (direct) buffer without a copy; the frame returns to the
+      // pool once the write has completed or failed.
+      message = Unpooled.wrappedBuffer(header, Unpooled.wrappedBuffer(payload.bytes));
+    } catch (RuntimeException e) {
       endpoint.pool().release(frame);
+      throw e;
     }
     try {
-      endpoint.write(peerKeys[peer], peerAddresses[peer], out);
+      endpoint.write(peerKeys[peer], peerAddresses[peer], message, () -> endpoint.pool().release(frame));
     } catch (CollectiveException e) {
       PeerLostException lost = new PeerLostException(peer, "rank " + rank + " of group " + groupName
           + " cannot send to " + describe(peer) + ": " + e.getMessage(), e);
