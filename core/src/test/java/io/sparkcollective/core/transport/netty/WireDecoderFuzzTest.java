@@ -21,8 +21,8 @@ import org.junit.jupiter.api.Timeout;
  * Arbitrary bytes into the receive pipeline, before the handshake (the handshake handler) and after it
  * (the message handler, with a group registered so DATA, ABORT, JOIN and LEAVE reach a transport): nothing
  * may escape as an unexpected exception, hang, or exhaust memory. `mvn verify` runs 30 s of coverage-guided
- * fuzzing (JAZZER_FUZZ=1); plain unit runs replay the corpus. For a longer run: {@code JAZZER_FUZZ=1 mvn -pl
- * core surefire:test -Dtest=WireDecoderFuzzTest -Djazzer.max_duration=1h} (see README).
+ * fuzzing (JAZZER_FUZZ=1); plain unit runs replay the corpus. Longer campaigns repeat the run, which resumes
+ * from the saved corpus (see README).
  */
 @Timeout(300)
 class WireDecoderFuzzTest {
