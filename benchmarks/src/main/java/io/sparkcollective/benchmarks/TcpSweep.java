@@ -10,7 +10,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Multi-process TCP all-reduce sweep on loopback: starts {@code --ranks} JVMs ({@link TcpSweepWorker}),
- * one per rank, and prints rank 0's table. Other options are passed to the workers
+ * one per rank, and prints rank 0's table. {@code --jvm "<options>"} adds JVM options to every worker (for
+ * example a flight recording). Other options are passed to the workers
  * ({@code --sizes b1,b2,.. --reps 7 --target 0.25 --algorithm AUTO --csv path}).
  *
  * <p>Run: {@code java -cp benchmarks/target/benchmarks.jar io.sparkcollective.benchmarks.TcpSweep --ranks 4}.
@@ -21,16 +22,18 @@ public final class TcpSweep {
   public static void main(String[] argv) throws Exception {
     List<String> pass = new ArrayList<>();
     int ranks = 2;
+    List<String> jvm = new ArrayList<>(List.of("-Xms1g", "-Xmx3g", "-XX:+UseParallelGC"));
     for (int i = 0; i + 1 < argv.length; i += 2) {
       if (argv[i].equals("--ranks")) {
         ranks = Integer.parseInt(argv[i + 1]);
+      } else if (argv[i].equals("--jvm")) {
+        jvm.addAll(List.of(argv[i + 1].trim().split("\\s+")));
       } else {
         pass.add(argv[i]);
         pass.add(argv[i + 1]);
       }
     }
     Path logs = Files.createTempDirectory("collective-sweep");
-    List<String> jvm = List.of("-Xms1g", "-Xmx3g", "-XX:+UseParallelGC");
     try (LocalLauncher launcher = LocalLauncher.start(ranks, TcpSweepWorker.class.getName(), pass, jvm, logs,
         UUID.randomUUID().toString())) {
       int[] codes = launcher.await(60, TimeUnit.MINUTES);
