@@ -20,6 +20,7 @@ import io.sparkcollective.core.api.ReduceOp;
 import io.sparkcollective.core.config.CollectiveConfig;
 import io.sparkcollective.core.engine.TcpGroup;
 import io.sparkcollective.core.testing.GroupHarness;
+import io.sparkcollective.core.testing.NettyLeaks;
 import io.sparkcollective.core.testing.GroupHarness.Outcome;
 import io.sparkcollective.core.testing.Reference;
 import io.sparkcollective.core.testing.TcpCluster;
@@ -39,6 +40,13 @@ import org.junit.jupiter.params.provider.ValueSource;
 /** The engine over real sockets on loopback: endpoints in this JVM, one per rank. */
 @Timeout(300)
 class TcpTransportTest {
+  @org.junit.jupiter.api.AfterAll
+  static void noBufferLeaked() throws Exception {
+    org.junit.jupiter.api.Assertions.assertTrue(NettyLeaks.active(), "the build must install the leak detector");
+    java.util.List<String> leaks = NettyLeaks.collect();
+    org.junit.jupiter.api.Assertions.assertTrue(leaks.isEmpty(), "Netty buffers leaked: " + leaks);
+  }
+
   private static final Duration LIMIT = Duration.ofSeconds(120);
   private static final CollectiveConfig CHECKED = CollectiveConfig.from(Map.of(
       CollectiveConfig.CHECKSUM, "true", CollectiveConfig.SEGMENT_BYTES, "65536",

@@ -11,6 +11,7 @@ import io.sparkcollective.core.api.ReduceOp;
 import io.sparkcollective.core.config.CollectiveConfig;
 import io.sparkcollective.core.engine.TcpGroup;
 import io.sparkcollective.core.testing.GroupHarness;
+import io.sparkcollective.core.testing.NettyLeaks;
 import io.sparkcollective.core.testing.TcpCluster;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -27,6 +28,13 @@ import org.junit.jupiter.api.io.TempDir;
 /** Mutual TLS between endpoints, with a self-signed key pair made by the JDK's keytool for the test. */
 @Timeout(120)
 class TlsTransportTest {
+  @org.junit.jupiter.api.AfterAll
+  static void noBufferLeaked() throws Exception {
+    org.junit.jupiter.api.Assertions.assertTrue(NettyLeaks.active(), "the build must install the leak detector");
+    java.util.List<String> leaks = NettyLeaks.collect();
+    org.junit.jupiter.api.Assertions.assertTrue(leaks.isEmpty(), "Netty buffers leaked: " + leaks);
+  }
+
   @TempDir
   static Path dir;
   private static CollectiveConfig tls;
