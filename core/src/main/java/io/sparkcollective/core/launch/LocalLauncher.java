@@ -9,6 +9,7 @@ import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 
 /**
  * Starts the ranks of a group as separate JVMs on this machine, for multi-process tests and benchmarks.
@@ -28,6 +29,12 @@ public final class LocalLauncher implements AutoCloseable {
   /** Starts {@code n} ranks of {@code mainClass}. */
   public static LocalLauncher start(int n, String mainClass, List<String> args, List<String> jvmArgs, Path logDir,
       String secret) throws IOException {
+    return start(n, mainClass, r -> args, jvmArgs, logDir, secret);
+  }
+
+  /** Starts {@code n} ranks of {@code mainClass}, rank r with the extra arguments {@code argsOfRank(r)}. */
+  public static LocalLauncher start(int n, String mainClass, IntFunction<List<String>> argsOfRank,
+      List<String> jvmArgs, Path logDir, String secret) throws IOException {
     List<InetSocketAddress> peers = freePorts(n);
     LocalLauncher launcher = new LocalLauncher(peers, logDir);
     logDir.toFile().mkdirs();
@@ -45,7 +52,7 @@ public final class LocalLauncher implements AutoCloseable {
       cmd.add(PeerList.format(peers));
       cmd.add("--secret");
       cmd.add(secret);
-      cmd.addAll(args);
+      cmd.addAll(argsOfRank.apply(r));
       File log = logDir.resolve("rank-" + r + ".log").toFile();
       launcher.processes.add(new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log).start());
     }

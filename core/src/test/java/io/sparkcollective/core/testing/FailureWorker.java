@@ -14,9 +14,12 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * One rank of a multi-process failure test: joins the group over TCP, prints {@code JOINED}, then runs
- * all-reduces of 16 MiB until the group fails, printing {@code FAILED <epoch ms> <type>: <message>}
- * (exit 3), or {@code DONE} after 120 s (exit 0).
+ * One rank of a multi-process failure test: joins the group over TCP, prints {@code JOINED}, then acts by
+ * {@code --mode}: {@code loop} runs all-reduces of 16 MiB until the group fails; {@code mismatch} runs one
+ * all-reduce whose length depends on the rank ({@code --odd-rank} uses another); {@code idle} runs one
+ * barrier, then checks the group's health until it fails; {@code exit-after-barrier} leaves after one
+ * barrier. A failure prints {@code FAILED <epoch ms> <type>: <message>} and exits 3; success prints
+ * {@code DONE}.
  */
 public final class FailureWorker {
   private FailureWorker() {}
@@ -25,6 +28,8 @@ public final class FailureWorker {
     int rank = -1;
     String peers = null;
     String secret = null;
+    String mode = "loop";
+    int oddRank = -1;
     for (int i = 0; i + 1 < args.length; i += 2) {
       switch (args[i]) {
         case "--rank":
@@ -36,31 +41,57 @@ public final class FailureWorker {
         case "--secret":
           secret = args[i + 1];
           break;
+        case "--mode":
+          mode = args[i + 1];
+          break;
+        case "--odd-rank":
+          oddRank = Integer.parseInt(args[i + 1]);
+          break;
         default:
           break;
       }
     }
+    if (mode.equals("absent")) {
+      // Never starts its endpoint: the others must fail at the join timeout, naming this rank.
+      Thread.sleep(30_000);
+      return;
+    }
     List<InetSocketAddress> list = PeerList.parse(peers);
     InetSocketAddress me = list.get(rank);
-    CollectiveConfig config = CollectiveConfig.defaults();
+    CollectiveConfig config = CollectiveConfig.from(java.util.Map.of(CollectiveConfig.JOIN_TIMEOUT_MS, "5000"));
+    CollectiveOptions options = CollectiveOptions.DEFAULT.withTimeout(Duration.ofSeconds(60));
+    long end = System.currentTimeMillis() + 120_000;
     try (NettyEndpoint endpoint = NettyEndpoint.start(me.getHostString(), me.getPort(), secret, config);
         Communicator comm = TcpGroup.join(endpoint, "kill-test", rank, list, config)) {
       System.out.println("JOINED");
       System.out.flush();
-      float[] data = new float[4 << 20];
-      long end = System.currentTimeMillis() + 120_000;
-      CollectiveOptions options = CollectiveOptions.DEFAULT.withTimeout(Duration.ofSeconds(60));
-      try {
-        while (System.currentTimeMillis() < end) {
-          comm.allReduce(DataBuffer.of(data), ReduceOp.SUM, options);
-        }
-      } catch (CollectiveException e) {
-        System.out.println("FAILED " + System.currentTimeMillis() + " " + e.getClass().getSimpleName() + ": "
-            + e.getMessage());
-        System.out.flush();
-        Runtime.getRuntime().halt(3);
+      switch (mode) {
+        case "mismatch":
+          comm.allReduce(DataBuffer.of(new float[rank == oddRank ? 1001 : 1000]), ReduceOp.SUM, options);
+          break;
+        case "idle":
+          comm.barrier();
+          while (System.currentTimeMillis() < end) {
+            comm.checkHealth();
+            Thread.sleep(5);
+          }
+          break;
+        case "exit-after-barrier":
+          comm.barrier();
+          Runtime.getRuntime().halt(0);
+          break;
+        default:
+          float[] data = new float[4 << 20];
+          while (System.currentTimeMillis() < end) {
+            comm.allReduce(DataBuffer.of(data), ReduceOp.SUM, options);
+          }
       }
       System.out.println("DONE");
+    } catch (CollectiveException e) {
+      System.out.println("FAILED " + System.currentTimeMillis() + " " + e.getClass().getSimpleName() + ": "
+          + e.getMessage());
+      System.out.flush();
+      Runtime.getRuntime().halt(3);
     }
   }
 }

@@ -50,6 +50,61 @@ class MultiProcessFailureTest {
     }
   }
 
+  private static final List<String> JVM = List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
+
+  /** The FAILED line of a rank that must have failed with the library's exception. */
+  private static String failure(LocalLauncher launcher, int[] codes, int rank) throws Exception {
+    String out = log(launcher, rank);
+    assertEquals(3, codes[rank], "rank " + rank + " should fail with the library's exception:\n" + out);
+    return out.lines().filter(l -> l.startsWith("FAILED ")).findFirst().orElseThrow();
+  }
+
+  @Test
+  void shouldFailEveryRankNamingBothSidesWhenOneCallsAnotherLength(@TempDir Path logs) throws Exception {
+    int n = 3;
+    try (LocalLauncher launcher = LocalLauncher.start(n, FailureWorker.class.getName(),
+        r -> List.of("--mode", "mismatch", "--odd-rank", "1"), JVM, logs, "s")) {
+      int[] codes = launcher.await(90, TimeUnit.SECONDS);
+      for (int r = 0; r < n; r++) {
+        String line = failure(launcher, codes, r);
+        assertTrue(line.contains("ranks disagree on the length"), line);
+        assertTrue(line.contains("count=1001") && line.contains("count=1000"), "names both calls: " + line);
+      }
+    }
+  }
+
+  @Test
+  void shouldFailAtTheJoinTimeoutNamingARankThatNeverStarts(@TempDir Path logs) throws Exception {
+    int n = 3;
+    try (LocalLauncher launcher = LocalLauncher.start(n, FailureWorker.class.getName(),
+        r -> List.of("--mode", r == 2 ? "absent" : "loop"), JVM, logs, "s")) {
+      long start = System.currentTimeMillis();
+      for (int r = 0; r < 2; r++) {
+        assertTrue(launcher.process(r).waitFor(60, TimeUnit.SECONDS), "rank " + r + " did not give up");
+      }
+      int[] codes = {launcher.process(0).exitValue(), launcher.process(1).exitValue(), 0};
+      for (int r = 0; r < 2; r++) {
+        String line = failure(launcher, codes, r);
+        assertTrue(line.contains("rank 2") || line.contains("ranks [2]"), "names the absent rank: " + line);
+      }
+      assertTrue(System.currentTimeMillis() - start < 40_000);
+    }
+  }
+
+  @Test
+  void shouldNoticeAPeerProcessLostWhileIdle(@TempDir Path logs) throws Exception {
+    int n = 3;
+    try (LocalLauncher launcher = LocalLauncher.start(n, FailureWorker.class.getName(),
+        r -> List.of("--mode", r == 1 ? "exit-after-barrier" : "idle"), JVM, logs, "s")) {
+      int[] codes = launcher.await(90, TimeUnit.SECONDS);
+      assertEquals(0, codes[1], log(launcher, 1));
+      for (int r : new int[] {0, 2}) {
+        String line = failure(launcher, codes, r);
+        assertTrue(line.contains("rank 1"), "names the lost rank: " + line);
+      }
+    }
+  }
+
   private static String log(LocalLauncher launcher, int rank) throws Exception {
     return Files.readString(launcher.log(rank));
   }
