@@ -2,13 +2,10 @@ package io.sparkcollective.benchmarks;
 
 import io.sparkcollective.core.api.Algorithm;
 import io.sparkcollective.core.api.CollectiveOptions;
-import io.sparkcollective.core.api.Communicator;
 import io.sparkcollective.core.api.DataBuffer;
 import io.sparkcollective.core.api.ReduceOp;
 import io.sparkcollective.core.engine.LocalGroup;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CyclicBarrier;
 
@@ -47,41 +44,26 @@ public final class InJvmAllReduceSweep {
     LocalGroup group = LocalGroup.create(n);
     CyclicBarrier start = new CyclicBarrier(n);
     long[][] nanos = new long[n][rounds];
-    List<Thread> threads = new ArrayList<>();
-    Throwable[] failure = new Throwable[1];
-    for (int r = 0; r < n; r++) {
-      Communicator comm = group.communicator(r);
-      int rank = r;
-      Thread t = new Thread(() -> {
-        try {
-          float[] data = new float[floats];
-          CollectiveOptions options = CollectiveOptions.DEFAULT.withAlgorithm(algorithm);
-          for (int i = 0; i < Math.max(20, reps / 5); i++) {
+    try {
+      group.run(comm -> {
+        int rank = comm.rank();
+        float[] data = new float[floats];
+        CollectiveOptions options = CollectiveOptions.DEFAULT.withAlgorithm(algorithm);
+        for (int i = 0; i < Math.max(20, reps / 5); i++) {
+          comm.allReduce(DataBuffer.of(data), ReduceOp.SUM, options);
+        }
+        for (int round = 0; round < rounds; round++) {
+          start.await();
+          long t0 = System.nanoTime();
+          for (int i = 0; i < reps; i++) {
             comm.allReduce(DataBuffer.of(data), ReduceOp.SUM, options);
           }
-          for (int round = 0; round < rounds; round++) {
-            start.await();
-            long t0 = System.nanoTime();
-            for (int i = 0; i < reps; i++) {
-              comm.allReduce(DataBuffer.of(data), ReduceOp.SUM, options);
-            }
-            nanos[rank][round] = (System.nanoTime() - t0) / reps;
-          }
-        } catch (Throwable e) {
-          failure[0] = e;
+          nanos[rank][round] = (System.nanoTime() - t0) / reps;
         }
-      }, "bench-rank-" + r);
-      threads.add(t);
-      t.start();
-    }
-    for (Thread t : threads) {
-      t.join();
-    }
-    for (Communicator c : group.communicators()) {
-      c.close();
-    }
-    if (failure[0] != null) {
-      throw new IllegalStateException(failure[0]);
+        return null;
+      });
+    } finally {
+      group.close();
     }
     long[] perRound = new long[rounds];
     for (int round = 0; round < rounds; round++) {

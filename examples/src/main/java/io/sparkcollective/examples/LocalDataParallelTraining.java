@@ -3,7 +3,6 @@ package io.sparkcollective.examples;
 import io.sparkcollective.core.api.Communicator;
 import io.sparkcollective.core.api.ReduceOp;
 import io.sparkcollective.core.engine.LocalGroup;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
@@ -33,32 +32,13 @@ public final class LocalDataParallelTraining {
       truth[j] = (float) rnd.nextGaussian();
     }
     LocalGroup group = LocalGroup.create(ranks);
-    List<Thread> threads = new ArrayList<>();
-    float[][] finalWeights = new float[ranks][];
-    Throwable[] failure = new Throwable[1];
-    for (int r = 0; r < ranks; r++) {
-      Communicator comm = group.communicator(r);
-      int rank = r;
-      Thread t = new Thread(() -> {
-        try {
-          finalWeights[rank] = train(comm, truth, samples, iterations);
-        } catch (Throwable e) {
-          failure[0] = e;
-        }
-      }, "rank-" + r);
-      threads.add(t);
-      t.start();
+    List<float[]> finalWeights;
+    try {
+      finalWeights = group.run(comm -> train(comm, truth, samples, iterations));
+    } finally {
+      group.close();
     }
-    for (Thread t : threads) {
-      t.join();
-    }
-    for (Communicator c : group.communicators()) {
-      c.close();
-    }
-    if (failure[0] != null) {
-      throw new IllegalStateException("training failed", failure[0]);
-    }
-    double cos = cosine(finalWeights[0], truth);
+    double cos = cosine(finalWeights.get(0), truth);
     System.out.printf(Locale.ROOT, "done: cosine(learned, true weights) = %.4f; all ranks identical: %b%n", cos,
         identical(finalWeights));
   }
@@ -126,9 +106,9 @@ public final class LocalDataParallelTraining {
     return ab / Math.sqrt(aa * bb);
   }
 
-  private static boolean identical(float[][] weights) {
+  private static boolean identical(List<float[]> weights) {
     for (float[] w : weights) {
-      if (!java.util.Arrays.equals(w, weights[0])) {
+      if (!java.util.Arrays.equals(w, weights.get(0))) {
         return false;
       }
     }

@@ -59,6 +59,70 @@ public final class LocalGroup {
     return communicators;
   }
 
+  /** The code one rank runs in {@link #run}. */
+  @FunctionalInterface
+  public interface RankTask<T> {
+    T run(Communicator comm) throws Exception;
+  }
+
+  /**
+   * Runs {@code task} for every rank, each on its own thread ({@code rank-r}), and returns the results in
+   * rank order. If a rank's task throws, the group is closed so the other ranks fail at once instead of
+   * waiting for their timeout, and the first failure (in time) is rethrown with the others suppressed.
+   */
+  public <T> List<T> run(RankTask<T> task) throws InterruptedException {
+    int n = communicators.size();
+    List<T> results = new ArrayList<>(Collections.nCopies(n, null));
+    List<Throwable> failures = new ArrayList<>();
+    Thread[] threads = new Thread[n];
+    for (int r = 0; r < n; r++) {
+      int rank = r;
+      threads[r] = new Thread(() -> {
+        try {
+          T value = task.run(communicators.get(rank));
+          synchronized (results) {
+            results.set(rank, value);
+          }
+        } catch (Throwable t) {
+          synchronized (failures) {
+            failures.add(t);
+          }
+          communicators.forEach(c -> {
+            try {
+              c.close();
+            } catch (RuntimeException ignored) {
+              // Closing is only to release the other ranks; the failure above is what counts.
+            }
+          });
+        }
+      }, "rank-" + r);
+      threads[r].start();
+    }
+    for (Thread t : threads) {
+      t.join();
+    }
+    // The failure that came first is the cause; the others are usually the release it triggered.
+    RuntimeException first = null;
+    for (Throwable t : failures) {
+      if (first == null) {
+        first = t instanceof RuntimeException ? (RuntimeException) t : new IllegalStateException(t.toString(), t);
+      } else if (first != t) {
+        first.addSuppressed(t);
+      }
+    }
+    if (first != null) {
+      throw first;
+    }
+    return results;
+  }
+
+  /** Closes every rank's communicator. */
+  public void close() {
+    for (Communicator c : communicators) {
+      c.close();
+    }
+  }
+
   /** The fabric (tests inspect its frame pool for leaks). */
   public LocalFabric fabric() {
     return fabric;

@@ -1,8 +1,10 @@
 package io.sparkcollective.core.transport;
 
 import io.sparkcollective.core.api.CollectiveException;
+import io.sparkcollective.core.api.RemoteFailureException;
 import io.sparkcollective.core.time.NanoClock;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -16,6 +18,7 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class Inbox {
   private final SourceQueue[] queues;
   private final AtomicReference<CollectiveException> failure = new AtomicReference<>();
+  private final AtomicBoolean abortNoticeClaimed = new AtomicBoolean();
   private final NanoClock clock;
   private final FramePool pool;
   private volatile boolean closed;
@@ -110,6 +113,26 @@ public final class Inbox {
 
   public CollectiveException failure() {
     return failure.get();
+  }
+
+  /**
+   * True exactly once, for the caller that is to tell the peers of this rank's failure (ABORT): peers hear
+   * of the first failure once, whoever recorded it.
+   */
+  public boolean claimAbortNotice() {
+    return abortNoticeClaimed.compareAndSet(false, true);
+  }
+
+  /** The rank where the first failure started: {@code self}, unless it came from a peer's ABORT. */
+  public int failureOrigin(int self) {
+    CollectiveException f = failure.get();
+    return f instanceof RemoteFailureException ? ((RemoteFailureException) f).originRank() : self;
+  }
+
+  /** The first failure as its origin described it (a relayed ABORT keeps the origin's words). */
+  public String failureReason() {
+    CollectiveException f = failure.get();
+    return f instanceof RemoteFailureException ? ((RemoteFailureException) f).reason() : f.getMessage();
   }
 
   /** Stops accepting frames and releases the queued ones. */

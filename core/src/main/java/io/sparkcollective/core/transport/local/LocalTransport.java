@@ -2,14 +2,12 @@ package io.sparkcollective.core.transport.local;
 
 import io.sparkcollective.core.api.CollectiveException;
 import io.sparkcollective.core.api.PeerLostException;
-import io.sparkcollective.core.api.RemoteFailureException;
 import io.sparkcollective.core.time.NanoClock;
 import io.sparkcollective.core.transport.CallSignature;
 import io.sparkcollective.core.transport.Frame;
 import io.sparkcollective.core.transport.FramePool;
 import io.sparkcollective.core.transport.Inbox;
 import io.sparkcollective.core.transport.Transport;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /** One rank's endpoint on a {@link LocalFabric}: sending is handing the frame to the peer's inbox. */
 public final class LocalTransport implements Transport {
@@ -19,7 +17,6 @@ public final class LocalTransport implements Transport {
   private final FramePool pool;
   private final Inbox inbox;
   private final NanoClock clock;
-  private final AtomicBoolean abortSent = new AtomicBoolean();
   private volatile boolean closed;
 
   LocalTransport(LocalFabric fabric, int rank, int size, FramePool pool, NanoClock clock) {
@@ -87,13 +84,9 @@ public final class LocalTransport implements Transport {
   @Override
   public void abort(CollectiveException cause) {
     inbox.fail(cause);
-    // Peers hear of the first failure once, whoever recorded it (a lost link fails the inbox directly).
-    if (abortSent.compareAndSet(false, true)) {
-      CollectiveException first = inbox.failure();
-      // Relay a remote failure under its origin, so every rank names the rank where it started.
-      int origin = first instanceof RemoteFailureException ? ((RemoteFailureException) first).originRank() : rank;
-      String reason = first instanceof RemoteFailureException
-          ? ((RemoteFailureException) first).reason() : first.getMessage();
+    if (inbox.claimAbortNotice()) {
+      int origin = inbox.failureOrigin(rank);
+      String reason = inbox.failureReason();
       for (int p = 0; p < size; p++) {
         if (p != rank) {
           fabric.deliverAbort(rank, p, origin, reason);

@@ -17,7 +17,6 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.zip.CRC32C;
 
 /**
@@ -40,7 +39,6 @@ public final class TcpTransport implements Transport {
   private final Inbox inbox;
   private final boolean[] joined;
   private final boolean checksum;
-  private final AtomicBoolean abortSent = new AtomicBoolean();
   private volatile String joinRefusal;
   private volatile boolean closed;
 
@@ -325,13 +323,11 @@ public final class TcpTransport implements Transport {
   @Override
   public void abort(CollectiveException cause) {
     inbox.fail(cause);
-    if (!abortSent.compareAndSet(false, true)) {
+    if (!inbox.claimAbortNotice()) {
       return;
     }
-    CollectiveException first = inbox.failure();
-    int origin = first instanceof RemoteFailureException ? ((RemoteFailureException) first).originRank() : rank;
-    String reason = first instanceof RemoteFailureException
-        ? ((RemoteFailureException) first).reason() : first.getMessage();
+    int origin = inbox.failureOrigin(rank);
+    String reason = inbox.failureReason();
     for (int p = 0; p < size; p++) {
       if (p == rank) {
         continue;
