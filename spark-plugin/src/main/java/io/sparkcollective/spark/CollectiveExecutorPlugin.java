@@ -1,0 +1,186 @@
+package io.sparkcollective.spark;
+
+import io.sparkcollective.core.api.CollectiveException;
+import io.sparkcollective.core.api.CollectiveTimeoutException;
+import io.sparkcollective.core.api.CollectiveUsageException;
+import io.sparkcollective.core.api.Communicator;
+import io.sparkcollective.core.config.CollectiveConfig;
+import io.sparkcollective.core.engine.TcpGroup;
+import io.sparkcollective.core.launch.PeerList;
+import io.sparkcollective.core.transport.netty.NettyEndpoint;
+import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.spark.BarrierTaskContext;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.TaskContext;
+import org.apache.spark.TaskFailedReason;
+import org.apache.spark.api.plugin.ExecutorPlugin;
+import org.apache.spark.api.plugin.PluginContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Executor side: one {@link NettyEndpoint} per executor JVM, registered with the driver plugin at start.
+ * A barrier task's group (application, stage, attempt; rank = partition id) is formed when the task first
+ * asks for its communicator, so a stage that never uses the API costs nothing. A task that fails or is
+ * killed aborts its group, so its peers fail at once; one that succeeds leaves it.
+ *
+ * <p>Spark swallows exceptions from {@code init} and {@code onTaskStart}; a failure there is kept and
+ * thrown to the task by {@link Collective#communicator()}, with its cause.
+ */
+public final class CollectiveExecutorPlugin implements ExecutorPlugin {
+  private static final Logger LOG = LoggerFactory.getLogger(CollectiveExecutorPlugin.class);
+  private static volatile CollectiveExecutorPlugin instance;
+
+  private final ThreadLocal<TaskGroup> current = new ThreadLocal<>();
+  private PluginContext ctx;
+  private CollectiveConfig config;
+  private NettyEndpoint endpoint;
+  private String appId;
+  private volatile Throwable startFailure;
+
+  static CollectiveExecutorPlugin instance() {
+    return instance;
+  }
+
+  @Override
+  public void init(PluginContext ctx, Map<String, String> extraConf) {
+    this.ctx = ctx;
+    try {
+      this.config = SparkSettings.config(ctx.conf());
+      this.appId = ctx.conf().getAppId();
+      // PluginContext.hostname() is null on executors; the block manager knows the executor's host.
+      String host = SparkEnv.get().blockManager().blockManagerId().host();
+      this.endpoint = NettyEndpoint.start(host, SparkSettings.port(ctx.conf()), extraConf.get(
+          CollectiveDriverPlugin.SECRET_KEY), config);
+      ctx.ask(new Messages.RegisterEndpoint(ctx.executorID(), endpoint.addressKey()));
+    } catch (Throwable t) {
+      // Never throw from init: Spark would relaunch the executor forever. Tasks get the error instead.
+      startFailure = t;
+      LOG.error("spark-collective could not start on executor {}", ctx.executorID(), t);
+    }
+    instance = this;
+  }
+
+  @Override
+  public void onTaskStart() {
+    TaskContext tc = TaskContext.get();
+    if (tc instanceof BarrierTaskContext) {
+      BarrierTaskContext b = (BarrierTaskContext) tc;
+      String group = appId + "/stage-" + b.stageId() + "/attempt-" + b.stageAttemptNumber();
+      current.set(new TaskGroup(group, b.partitionId(), b.getTaskInfos().length));
+    }
+  }
+
+  @Override
+  public void onTaskSucceeded() {
+    TaskGroup g = current.get();
+    current.remove();
+    if (g != null) {
+      g.close();
+    }
+  }
+
+  @Override
+  public void onTaskFailed(TaskFailedReason reason) {
+    TaskGroup g = current.get();
+    current.remove();
+    if (g != null) {
+      g.abort("task of rank " + g.rank + " failed: " + reason.toErrorString());
+    }
+  }
+
+  @Override
+  public void shutdown() {
+    instance = null;
+    if (endpoint != null) {
+      endpoint.close();
+    }
+  }
+
+  /** The calling barrier task's communicator, formed on first use. */
+  Communicator communicator(TaskContext tc) {
+    if (startFailure != null) {
+      throw new CollectiveException("spark-collective did not start on executor " + ctx.executorID() + ": "
+          + startFailure, startFailure);
+    }
+    TaskGroup g = current.get();
+    if (g == null) {
+      throw new CollectiveUsageException("task " + tc.taskAttemptId() + " of stage " + tc.stageId()
+          + " is not a barrier task: run the stage with rdd.barrier().mapPartitions(...) "
+          + "(or Barrier.mapPartitions for a JavaRDD)");
+    }
+    return g.communicator();
+  }
+
+  /** One barrier task's membership: its group name and rank, and the communicator once formed. */
+  private final class TaskGroup {
+    final String name;
+    final int rank;
+    final int size;
+    Communicator comm;
+
+    TaskGroup(String name, int rank, int size) {
+      this.name = name;
+      this.rank = rank;
+      this.size = size;
+    }
+
+    Communicator communicator() {
+      if (comm == null) {
+        comm = form();
+      }
+      return comm;
+    }
+
+    private Communicator form() {
+      long start = System.nanoTime();
+      long deadline = start + TimeUnit.MILLISECONDS.toNanos(config.joinTimeoutMs());
+      long pauseMicros = 200;
+      while (true) {
+        Messages.JoinReply reply;
+        try {
+          reply = (Messages.JoinReply) ctx.ask(new Messages.Join(name, rank, size, ctx.executorID()));
+        } catch (Exception e) {
+          throw new CollectiveException("rank " + rank + " of " + name + " cannot reach the driver plugin: " + e, e);
+        }
+        if (reply.error != null) {
+          throw new CollectiveException("rank " + rank + " of " + name + ": " + reply.error);
+        }
+        if (reply.peers != null) {
+          List<InetSocketAddress> peers = PeerList.parse(String.join(",", reply.peers));
+          Communicator c = TcpGroup.join(endpoint, name, rank, peers, config);
+          LOG.info("{} rank {} of {}: group formed in {} ms", name, rank, size,
+              TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+          return c;
+        }
+        if (System.nanoTime() > deadline) {
+          throw new CollectiveTimeoutException(-1, "rank " + rank + " of " + name + ": not every rank asked to join "
+              + "within " + config.joinTimeoutMs() + " ms");
+        }
+        try {
+          TimeUnit.MICROSECONDS.sleep(pauseMicros);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new CollectiveException("interrupted while forming " + name, e);
+        }
+        pauseMicros = Math.min(pauseMicros * 2, 5000);
+      }
+    }
+
+    void close() {
+      if (comm != null) {
+        comm.close();
+      }
+    }
+
+    void abort(String why) {
+      if (comm != null) {
+        LOG.warn("{} rank {}: {}; aborting the group", name, rank, why);
+        comm.close();
+      }
+    }
+  }
+}
