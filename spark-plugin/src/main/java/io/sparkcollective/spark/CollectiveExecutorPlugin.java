@@ -5,6 +5,7 @@ import io.sparkcollective.core.api.CollectiveTimeoutException;
 import io.sparkcollective.core.api.CollectiveUsageException;
 import io.sparkcollective.core.api.Communicator;
 import io.sparkcollective.core.config.CollectiveConfig;
+import io.sparkcollective.core.engine.EngineCommunicator;
 import io.sparkcollective.core.engine.TcpGroup;
 import io.sparkcollective.core.launch.PeerList;
 import io.sparkcollective.core.transport.netty.NettyEndpoint;
@@ -88,7 +89,10 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     TaskGroup g = current.get();
     current.remove();
     if (g != null) {
-      g.abort("task of rank " + g.rank + " failed: " + reason.toErrorString());
+      // The first line names the error; the rest is its stack trace, which belongs in the task's own log.
+      String error = reason.toErrorString();
+      int eol = error.indexOf('\n');
+      g.abort("the task of rank " + g.rank + " failed: " + (eol < 0 ? error : error.substring(0, eol)).trim());
     }
   }
 
@@ -179,6 +183,9 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     void abort(String why) {
       if (comm != null) {
         LOG.warn("{} rank {}: {}; aborting the group", name, rank, why);
+        if (comm instanceof EngineCommunicator) {
+          ((EngineCommunicator) comm).abort(why);
+        }
         comm.close();
       }
     }

@@ -80,6 +80,59 @@ class LocalClusterAllReduceTest {
   }
 
   @Test
+  void shouldFailPeersFastWhenATaskThrowsAndSucceedOnTheStageRetry() throws Exception {
+    int tasks = 4;
+    int length = 50_000;
+    List<Integer> parts = new ArrayList<>();
+    for (int i = 0; i < tasks; i++) {
+      parts.add(i);
+    }
+    String reports = java.nio.file.Files.createTempDirectory("collective-failures").toString();
+    long start = System.nanoTime();
+    // A shuffle after the barrier stage makes it a shuffle-map stage, which Spark retries as a whole.
+    List<float[]> results = Barrier.mapPartitions(sc.parallelize(parts, tasks), it -> {
+      Communicator comm = Collective.communicator();
+      float[] g = gradient(comm.rank(), length);
+      if (comm.rank() == 1 && org.apache.spark.BarrierTaskContext.get().stageAttemptNumber() == 0) {
+        Thread.sleep(300); // the peers are waiting in their all-reduce by now
+        throw new IllegalStateException("injected failure on rank 1, attempt 0");
+      }
+      long t0 = System.nanoTime();
+      try {
+        comm.allReduce(g, ReduceOp.SUM);
+      } catch (RuntimeException e) {
+        // Executors share this machine: leave how long the failure took to surface, and what it said.
+        long waitedMs = (System.nanoTime() - t0) / 1_000_000;
+        java.nio.file.Files.writeString(java.nio.file.Paths.get(reports, "rank-" + comm.rank()),
+            waitedMs + " " + e);
+        throw e;
+      }
+      return Collections.singletonList(g).iterator();
+    }).repartition(1).collect();
+    float[] expected = new float[length];
+    for (int p = 0; p < tasks; p++) {
+      float[] g = gradient(p, length);
+      for (int i = 0; i < length; i++) {
+        expected[i] += g[i];
+      }
+    }
+    assertEquals(tasks, results.size());
+    for (float[] r : results) {
+      assertArrayEquals(expected, r);
+    }
+    long seconds = (System.nanoTime() - start) / 1_000_000_000L;
+    assertTrue(seconds < 60, "the failed attempt and the retry took " + seconds + " s");
+    java.io.File[] surfaced = new java.io.File(reports).listFiles();
+    assertEquals(3, surfaced.length, "the three peers of the failed rank report their failure");
+    for (java.io.File f : surfaced) {
+      String report = java.nio.file.Files.readString(f.toPath());
+      long waitedMs = Long.parseLong(report.substring(0, report.indexOf(' ')));
+      assertTrue(waitedMs < 5000, f.getName() + " waited " + report);
+      assertTrue(report.contains("rank 1"), f.getName() + " names the failed rank: " + report);
+    }
+  }
+
+  @Test
   void shouldTellANonBarrierTaskWhatToDo() {
     SparkException e = assertThrows(SparkException.class, () -> sc.parallelize(List.of(1, 2), 2).map(x -> {
       Collective.communicator();

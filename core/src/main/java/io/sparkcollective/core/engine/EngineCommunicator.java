@@ -379,6 +379,14 @@ public final class EngineCommunicator implements Communicator {
     }
   }
 
+  /**
+   * Fails the group on purpose (for example because this rank's task failed): peers' current and later
+   * operations throw a {@code RemoteFailureException} carrying {@code reason}. Close afterwards.
+   */
+  public void abort(String reason) {
+    transport.abort(new CollectiveException(reason));
+  }
+
   @Override
   public void close() {
     synchronized (this) {
