@@ -133,6 +133,55 @@ class LocalClusterAllReduceTest {
   }
 
   @Test
+  void shouldFailSurvivorsFastWhenAnExecutorDiesAndSucceedOnTheStageRetry() throws Exception {
+    int tasks = 4;
+    int length = 200_000;
+    List<Integer> parts = new ArrayList<>();
+    for (int i = 0; i < tasks; i++) {
+      parts.add(i);
+    }
+    String reports = java.nio.file.Files.createTempDirectory("collective-executor-loss").toString();
+    long start = System.nanoTime();
+    List<float[]> results = Barrier.mapPartitions(sc.parallelize(parts, tasks), it -> {
+      Communicator comm = Collective.communicator();
+      float[] g = gradient(comm.rank(), length);
+      if (comm.rank() == 0 && org.apache.spark.BarrierTaskContext.get().stageAttemptNumber() == 0) {
+        Thread.sleep(300);
+        Runtime.getRuntime().halt(1); // the whole executor JVM goes, with every rank on it
+      }
+      long t0 = System.nanoTime();
+      try {
+        comm.allReduce(g, ReduceOp.SUM);
+      } catch (RuntimeException e) {
+        long waitedMs = (System.nanoTime() - t0) / 1_000_000;
+        java.nio.file.Files.writeString(java.nio.file.Paths.get(reports, "rank-" + comm.rank()),
+            waitedMs + " " + e);
+        throw e;
+      }
+      return Collections.singletonList(g).iterator();
+    }).repartition(1).collect();
+    float[] expected = new float[length];
+    for (int p = 0; p < tasks; p++) {
+      float[] g = gradient(p, length);
+      for (int i = 0; i < length; i++) {
+        expected[i] += g[i];
+      }
+    }
+    for (float[] r : results) {
+      assertArrayEquals(expected, r);
+    }
+    long seconds = (System.nanoTime() - start) / 1_000_000_000L;
+    assertTrue(seconds < 90, "losing an executor and retrying took " + seconds + " s");
+    java.io.File[] surfaced = new java.io.File(reports).listFiles();
+    assertTrue(surfaced.length >= 1, "the ranks on the surviving executor report their failure");
+    for (java.io.File f : surfaced) {
+      String report = java.nio.file.Files.readString(f.toPath());
+      long waitedMs = Long.parseLong(report.substring(0, report.indexOf(' ')));
+      assertTrue(waitedMs < 5000, f.getName() + " waited " + report);
+    }
+  }
+
+  @Test
   void shouldTellANonBarrierTaskWhatToDo() {
     SparkException e = assertThrows(SparkException.class, () -> sc.parallelize(List.of(1, 2), 2).map(x -> {
       Collective.communicator();
