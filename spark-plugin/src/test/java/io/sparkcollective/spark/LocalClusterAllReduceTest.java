@@ -181,6 +181,64 @@ class LocalClusterAllReduceTest {
     }
   }
 
+  /**
+   * This library's threads, the open file descriptors and the direct memory (NIO and Netty) of the executor
+   * this task runs in. (Spark's own thread count is no measure: its block manager keeps up to 100 idle
+   * cleanup threads for a minute.)
+   */
+  private static long[] executorResources() throws java.io.IOException {
+    long threads = Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith("collective-"))
+        .count();
+    long fds;
+    try (java.util.stream.Stream<java.nio.file.Path> s = java.nio.file.Files.list(java.nio.file.Paths.get(
+        "/proc/self/fd"))) {
+      fds = s.count();
+    }
+    long direct = 0;
+    for (java.lang.management.BufferPoolMXBean b
+        : java.lang.management.ManagementFactory.getPlatformMXBeans(java.lang.management.BufferPoolMXBean.class)) {
+      if (b.getName().equals("direct")) {
+        direct += b.getMemoryUsed();
+      }
+    }
+    direct += io.netty.util.internal.PlatformDependent.usedDirectMemory();
+    return new long[] {threads, fds, direct};
+  }
+
+  @Test
+  void shouldNotGrowExecutorThreadsFilesOrDirectMemoryOverAHundredStages() {
+    int tasks = 4;
+    List<Integer> parts = List.of(0, 1, 2, 3);
+    long[][] perStage = new long[100][];
+    for (int stage = 0; stage < 100; stage++) {
+      List<long[]> seen = Barrier.mapPartitions(sc.parallelize(parts, tasks), it -> {
+        Communicator comm = Collective.communicator();
+        float[] g = new float[300_000];
+        java.util.Arrays.fill(g, 1f);
+        comm.allReduce(g, ReduceOp.SUM);
+        comm.allReduce(g, ReduceOp.MAX);
+        if (g[0] != tasks) {
+          throw new AssertionError("wrong sum " + g[0]);
+        }
+        return Collections.singletonList(executorResources()).iterator();
+      }).collect();
+      long[] max = new long[3];
+      for (long[] r : seen) {
+        for (int i = 0; i < 3; i++) {
+          max[i] = Math.max(max[i], r[i]);
+        }
+      }
+      perStage[stage] = max;
+    }
+    long[] warm = perStage[10];
+    long[] last = perStage[99];
+    String trace = "stage 10: " + java.util.Arrays.toString(warm) + ", stage 99: " + java.util.Arrays.toString(last);
+    assertTrue(last[0] <= warm[0], "the library's executor threads grew: " + trace);
+    assertTrue(last[1] <= warm[1] + 4, "executor file descriptors grew: " + trace);
+    assertTrue(last[2] <= warm[2] + (16 << 20), "executor direct memory grew: " + trace);
+    System.out.println("executor resources (threads, fds, direct bytes), " + trace);
+  }
+
   @Test
   void shouldTellANonBarrierTaskWhatToDo() {
     SparkException e = assertThrows(SparkException.class, () -> sc.parallelize(List.of(1, 2), 2).map(x -> {
