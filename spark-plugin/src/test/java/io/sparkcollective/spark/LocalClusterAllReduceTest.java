@@ -23,13 +23,15 @@ import org.junit.jupiter.api.Timeout;
 /** Real executor JVMs (local-cluster, 2 executors x 2 cores): barrier tasks all-reduce through the plugin. */
 @Timeout(300)
 class LocalClusterAllReduceTest {
+  private static final String SCALA_BINARY =
+      scala.util.Properties.versionNumberString().startsWith("2.13") ? "2.13" : "2.12";
   private static JavaSparkContext sc;
 
   @BeforeAll
   static void start() {
     SparkConf conf = new SparkConf().setMaster("local-cluster[2,2,1024]").setAppName("collective-test")
         .set("spark.plugins", CollectivePlugin.class.getName())
-        .set("spark.executorEnv.SPARK_SCALA_VERSION", "2.12")
+        .set("spark.executorEnv.SPARK_SCALA_VERSION", SCALA_BINARY)
         .set("spark.ui.enabled", "false")
         .set("spark.collective.transport.checksum", "true");
     sc = new JavaSparkContext(conf);

@@ -3,6 +3,7 @@ package io.sparkcollective.core.transport.netty;
 import io.netty.handler.ssl.ClientAuth;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslProvider;
 import io.sparkcollective.core.api.CollectiveUsageException;
 import io.sparkcollective.core.config.CollectiveConfig;
@@ -13,6 +14,7 @@ import java.nio.file.Paths;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLParameters;
 import javax.net.ssl.TrustManagerFactory;
 
 /**
@@ -42,13 +44,42 @@ final class TlsContexts {
       tmf.init(trust);
       SslContext server = SslContextBuilder.forServer(kmf).trustManager(tmf).clientAuth(ClientAuth.REQUIRE)
           .sslProvider(SslProvider.JDK).protocols(protocol).build();
-      SslContext client = SslContextBuilder.forClient().keyManager(kmf).trustManager(tmf)
-          .sslProvider(SslProvider.JDK).protocols(protocol).build();
+      SslContextBuilder clientBuilder = SslContextBuilder.forClient().keyManager(kmf).trustManager(tmf)
+          .sslProvider(SslProvider.JDK).protocols(protocol);
+      disableHostnameCheck(clientBuilder);
+      SslContext client = clientBuilder.build();
       return new TlsContexts(server, client);
     } catch (GeneralSecurityException | IOException | IllegalArgumentException e) {
       throw new CollectiveUsageException("cannot set up TLS (" + CollectiveConfig.SPARK_PREFIX + "transport.tls.*): "
           + e);
     }
+  }
+
+  /**
+   * Netty 4.2 checks the server's host name by default (4.1 has no such setting): turn it off there too.
+   * See {@link #withoutHostnameCheck}.
+   */
+  private static void disableHostnameCheck(SslContextBuilder builder) {
+    try {
+      SslContextBuilder.class.getMethod("endpointIdentificationAlgorithm", String.class)
+          .invoke(builder, (Object) null);
+    } catch (NoSuchMethodException e) {
+      // Netty 4.1: no host name check to turn off.
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("cannot configure TLS host name checks", e);
+    }
+  }
+
+  /**
+   * Peers are authenticated by mutual certificate trust and the shared secret, not by host name: executors
+   * are dialled by IP address, which certificates rarely name. Netty 4.2 turns host name checks on by
+   * default; this keeps both Netty lines alike.
+   */
+  static SslHandler withoutHostnameCheck(SslHandler handler) {
+    SSLParameters p = handler.engine().getSSLParameters();
+    p.setEndpointIdentificationAlgorithm(null);
+    handler.engine().setSSLParameters(p);
+    return handler;
   }
 
   private static KeyStore load(String key, String path, String type, char[] password) {
