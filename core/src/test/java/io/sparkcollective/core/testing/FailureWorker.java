@@ -91,6 +91,9 @@ public final class FailureWorker {
       System.out.println("FAILED " + System.currentTimeMillis() + " " + e.getClass().getSimpleName() + ": "
           + e.getMessage());
       System.out.flush();
+      // Give the ABORT this rank sent (asynchronously) time to leave before the process goes: otherwise a
+      // peer may first see this rank's connection drop and report it instead of the rank that died.
+      Thread.sleep(500);
       Runtime.getRuntime().halt(3);
     }
   }
