@@ -33,14 +33,20 @@ public final class CollectiveDriverPlugin implements DriverPlugin {
   @Override
   public Map<String, String> init(SparkContext sc, PluginContext ctx) {
     // Fails the application at start on a bad setting, naming it, instead of failing every task later.
-    SparkSettings.config(sc.getConf());
+    CollectiveConfig config = SparkSettings.config(sc.getConf());
+    for (String warning : SparkSettings.barrierWarnings(sc.getConf())) {
+      LOG.warn("spark-collective needs barrier stages, but {}", warning);
+    }
+    if (config.tlsEnabled()) {
+      LOG.info("spark-collective connections use TLS");
+    }
     byte[] b = new byte[32];
     new SecureRandom().nextBytes(b);
     StringBuilder secret = new StringBuilder();
     for (byte x : b) {
       secret.append(String.format("%02x", x));
     }
-    LOG.info("spark-collective driver plugin ready ({} settings)", CollectiveConfig.defaultValues().size());
+    LOG.info("spark-collective driver plugin ready");
     return Collections.singletonMap(SECRET_KEY, secret.toString());
   }
 

@@ -15,6 +15,17 @@ final class SparkSettings {
 
   static CollectiveConfig config(SparkConf conf) {
     Map<String, String> settings = new HashMap<>();
+    // A cluster that encrypts Spark's traffic gets encrypted collectives too, from the same stores, unless
+    // spark.collective.transport.tls.* says otherwise (those keys, read below, win).
+    if (conf.getBoolean("spark.ssl.enabled", false)) {
+      settings.put(CollectiveConfig.TLS_ENABLED, "true");
+      copy(conf, "spark.ssl.keyStore", CollectiveConfig.TLS_KEY_STORE, settings);
+      copy(conf, "spark.ssl.keyStorePassword", CollectiveConfig.TLS_KEY_STORE_PASSWORD, settings);
+      copy(conf, "spark.ssl.keyStoreType", CollectiveConfig.TLS_KEY_STORE_TYPE, settings);
+      copy(conf, "spark.ssl.trustStore", CollectiveConfig.TLS_TRUST_STORE, settings);
+      copy(conf, "spark.ssl.trustStorePassword", CollectiveConfig.TLS_TRUST_STORE_PASSWORD, settings);
+      copy(conf, "spark.ssl.protocol", CollectiveConfig.TLS_PROTOCOL, settings);
+    }
     for (Tuple2<String, String> kv : conf.getAllWithPrefix(CollectiveConfig.SPARK_PREFIX)) {
       String key = kv._1();
       if (!(CollectiveConfig.SPARK_PREFIX + key).equals(PORT)) {
@@ -22,6 +33,24 @@ final class SparkSettings {
       }
     }
     return CollectiveConfig.from(settings);
+  }
+
+  private static void copy(SparkConf conf, String sparkKey, String key, Map<String, String> settings) {
+    if (conf.contains(sparkKey)) {
+      settings.put(key, conf.get(sparkKey));
+    }
+  }
+
+  /** Settings Spark combines badly with barrier stages, as warnings (the plugin itself can still run). */
+  static java.util.List<String> barrierWarnings(SparkConf conf) {
+    java.util.List<String> warnings = new java.util.ArrayList<>();
+    if (conf.getBoolean("spark.dynamicAllocation.enabled", false)) {
+      warnings.add("spark.dynamicAllocation.enabled=true: Spark refuses barrier stages with dynamic allocation");
+    }
+    if (conf.getBoolean("spark.speculation", false)) {
+      warnings.add("spark.speculation=true: Spark refuses speculative tasks in barrier stages");
+    }
+    return warnings;
   }
 
   static int port(SparkConf conf) {

@@ -1,0 +1,53 @@
+package io.sparkcollective.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sparkcollective.core.api.ReduceOp;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.apache.spark.SparkConf;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Executors all-reduce over mutual TLS, with stores given the way Spark's own spark.ssl.* are. */
+@Timeout(300)
+class LocalClusterTlsTest {
+
+  @Test
+  void shouldAllReduceAcrossExecutorsOverTls() throws Exception {
+    Path dir = Files.createTempDirectory("collective-tls");
+    Path store = dir.resolve("cluster.p12");
+    String keytool = Paths.get(System.getProperty("java.home"), "bin", "keytool").toString();
+    Process p = new ProcessBuilder(keytool, "-genkeypair", "-alias", "cluster", "-keyalg", "EC", "-groupname",
+        "secp256r1", "-dname", "CN=collective-cluster", "-validity", "2", "-storetype", "PKCS12", "-keystore",
+        store.toString(), "-storepass", "changeit", "-keypass", "changeit").inheritIO().start();
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0, "keytool failed");
+    String scalaBinary = scala.util.Properties.versionNumberString().startsWith("2.13") ? "2.13" : "2.12";
+    SparkConf conf = new SparkConf().setMaster("local-cluster[2,1,1024]").setAppName("collective-tls")
+        .set("spark.plugins", CollectivePlugin.class.getName())
+        .set("spark.executorEnv.SPARK_SCALA_VERSION", scalaBinary)
+        .set("spark.ui.enabled", "false")
+        .set("spark.collective.transport.tls.enabled", "true")
+        .set("spark.collective.transport.tls.keyStore", store.toString())
+        .set("spark.collective.transport.tls.keyStorePassword", "changeit")
+        .set("spark.collective.transport.tls.trustStore", store.toString())
+        .set("spark.collective.transport.tls.trustStorePassword", "changeit");
+    JavaSparkContext sc = new JavaSparkContext(conf);
+    try {
+      List<Float> sums = Barrier.mapPartitions(sc.parallelize(List.of(1, 2), 2), it -> {
+        float[] x = {it.next()};
+        Collective.communicator().allReduce(x, ReduceOp.SUM);
+        return Collections.singletonList(x[0]).iterator();
+      }).collect();
+      assertEquals(List.of(3f, 3f), sums);
+    } finally {
+      sc.stop();
+    }
+  }
+}

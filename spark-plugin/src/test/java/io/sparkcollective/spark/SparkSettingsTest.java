@@ -1,0 +1,47 @@
+package io.sparkcollective.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sparkcollective.core.api.CollectiveUsageException;
+import io.sparkcollective.core.config.CollectiveConfig;
+import org.apache.spark.SparkConf;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(30)
+class SparkSettingsTest {
+
+  @Test
+  void shouldReadCollectiveKeysAndFollowSparkSslUnlessOverridden() {
+    SparkConf conf = new SparkConf(false)
+        .set("spark.collective.operation.timeoutMs", "1234")
+        .set("spark.collective.port", "7077")
+        .set("spark.ssl.enabled", "true")
+        .set("spark.ssl.keyStore", "/etc/spark/ks.p12")
+        .set("spark.ssl.keyStorePassword", "pw")
+        .set("spark.ssl.trustStore", "/etc/spark/ts.p12")
+        .set("spark.collective.transport.tls.protocol", "TLSv1.2");
+    CollectiveConfig c = SparkSettings.config(conf);
+    assertEquals(1234, c.operationTimeoutMs());
+    assertTrue(c.tlsEnabled());
+    assertEquals("/etc/spark/ks.p12", c.get(CollectiveConfig.TLS_KEY_STORE));
+    assertEquals("/etc/spark/ts.p12", c.get(CollectiveConfig.TLS_TRUST_STORE));
+    assertEquals("TLSv1.2", c.get(CollectiveConfig.TLS_PROTOCOL));
+    assertEquals(7077, SparkSettings.port(conf));
+    assertFalse(SparkSettings.config(new SparkConf(false)).tlsEnabled());
+  }
+
+  @Test
+  void shouldNameABadSettingAndWarnAboutBarrierIncompatibleOnes() {
+    CollectiveUsageException e = assertThrows(CollectiveUsageException.class,
+        () -> SparkSettings.config(new SparkConf(false).set("spark.collective.segmentBytes", "12")));
+    assertTrue(e.getMessage().contains("spark.collective.segmentBytes"), e.getMessage());
+    SparkConf risky = new SparkConf(false).set("spark.dynamicAllocation.enabled", "true")
+        .set("spark.speculation", "true");
+    assertEquals(2, SparkSettings.barrierWarnings(risky).size());
+    assertTrue(SparkSettings.barrierWarnings(new SparkConf(false)).isEmpty());
+  }
+}
