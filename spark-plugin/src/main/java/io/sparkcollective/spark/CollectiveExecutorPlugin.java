@@ -39,6 +39,7 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
   private PluginContext ctx;
   private CollectiveConfig config;
   private NettyEndpoint endpoint;
+  private CollectiveMetrics metrics;
   private String appId;
   private volatile Throwable startFailure;
 
@@ -50,6 +51,7 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
   public void init(PluginContext ctx, Map<String, String> extraConf) {
     this.ctx = ctx;
     try {
+      this.metrics = new CollectiveMetrics(ctx.metricRegistry());
       this.config = SparkSettings.config(ctx.conf());
       this.appId = ctx.conf().getAppId();
       // PluginContext.hostname() is null on executors; the block manager knows the executor's host.
@@ -156,6 +158,10 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
         if (reply.peers != null) {
           List<InetSocketAddress> peers = PeerList.parse(String.join(",", reply.peers));
           Communicator c = TcpGroup.join(endpoint, name, rank, peers, config);
+          if (c instanceof EngineCommunicator) {
+            ((EngineCommunicator) c).observe(metrics);
+          }
+          metrics.groupFormed(System.nanoTime() - start);
           LOG.info("{} rank {} of {}: group formed in {} ms", name, rank, size,
               TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
           return c;

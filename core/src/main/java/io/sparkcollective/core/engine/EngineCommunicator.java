@@ -54,6 +54,7 @@ public final class EngineCommunicator implements Communicator {
   private final long[] recvSeq;
   private final ArrayDeque<OpContext> idleContexts = new ArrayDeque<>();
   private ThreadPoolExecutor asyncExecutor;
+  private volatile OperationObserver observer = OperationObserver.NONE;
   private volatile boolean closed;
 
   public EngineCommunicator(Transport transport, CollectiveConfig config, ObjectSerializer serializer) {
@@ -76,6 +77,11 @@ public final class EngineCommunicator implements Communicator {
   @Override
   public int size() {
     return size;
+  }
+
+  /** Reports every completed and failed operation to {@code observer} (metrics). */
+  public void observe(OperationObserver observer) {
+    this.observer = observer == null ? OperationObserver.NONE : observer;
   }
 
   /** The transport underneath (for tests and the Spark layer's health reporting). */
@@ -107,7 +113,7 @@ public final class EngineCommunicator implements Communicator {
     }
     long timeoutMs = timeoutMs(options);
     Algorithm algorithm = selector.select(options.algorithm(), data.byteLength(), size);
-    return () -> execute(kind, seq, ctx -> {
+    return () -> execute(kind, seq, data.byteLength(), ctx -> {
       Elements el = Elements.open(data, ctx.scratch, 0);
       ctx.begin(kind, tag, tag, seq, el, op, -1, algorithm.ordinal(), timeoutMs);
       AlgorithmSelector.implementation(algorithm).allReduce(ctx);
@@ -141,7 +147,7 @@ public final class EngineCommunicator implements Communicator {
       return NOTHING;
     }
     long timeoutMs = timeoutMs(options);
-    return () -> execute(kind, seq, ctx -> {
+    return () -> execute(kind, seq, data.byteLength(), ctx -> {
       Elements el = Elements.open(data, ctx.scratch, 0);
       ctx.begin(kind, tag, tag, seq, el, op, -1, 0, timeoutMs);
       RingCollectives.reduceScatter(ctx, Partition.even(el.length(), size));
@@ -179,7 +185,7 @@ public final class EngineCommunicator implements Communicator {
     int tag = options.tag();
     long seq = nextSeq(tag, 1);
     long timeoutMs = timeoutMs(options);
-    return () -> execute(kind, seq, ctx -> {
+    return () -> execute(kind, seq, recv.byteLength(), ctx -> {
       Elements out = Elements.open(recv, ctx.scratch, 0);
       Elements in = Elements.open(send, ctx.scratch, 1);
       ctx.begin(kind, tag, tag, seq, out, null, -1, 0, timeoutMs);
@@ -213,7 +219,7 @@ public final class EngineCommunicator implements Communicator {
     }
     long timeoutMs = timeoutMs(options);
     boolean chain = data.byteLength() >= config.broadcastChainMinBytes();
-    return () -> execute(kind, seq, ctx -> {
+    return () -> execute(kind, seq, data.byteLength(), ctx -> {
       Elements el = Elements.open(data, ctx.scratch, 0);
       ctx.begin(kind, tag, tag, seq, el, null, root, 0, timeoutMs);
       if (chain) {
@@ -292,7 +298,7 @@ public final class EngineCommunicator implements Communicator {
     }
     long timeoutMs = timeoutMs(options);
     int stream = CollectiveOptions.MAX_TAGS + tag;
-    return () -> execute(kind, seq, ctx -> {
+    return () -> execute(kind, seq, data.byteLength(), ctx -> {
       Elements el = Elements.open(data, ctx.scratch, 0);
       ctx.begin(kind, tag, stream, seq, el, null, -1, 0, timeoutMs);
       if (sending) {
@@ -448,21 +454,33 @@ public final class EngineCommunicator implements Communicator {
 
   /** Runs one operation; any failure fails the group and the group's first failure is thrown. */
   private void execute(CollectiveKind kind, long seq, Body body) {
+    execute(kind, seq, 0, body);
+  }
+
+  private void execute(CollectiveKind kind, long seq, long bytes, Body body) {
     CollectiveException failed = transport.failure();
     if (failed != null) {
-      throw failGroup(failed);
+      CollectiveException first = failGroup(failed);
+      observer.failed(kind, first);
+      throw first;
     }
     if (closed) {
       throw new CollectiveUsageException("rank " + rank + ": communicator is closed");
     }
     OpContext ctx = acquireContext();
+    long start = System.nanoTime();
     try {
       body.run(ctx);
+      observer.completed(kind, bytes, System.nanoTime() - start);
     } catch (CollectiveException e) {
-      throw failGroup(e);
+      CollectiveException first = failGroup(e);
+      observer.failed(kind, first);
+      throw first;
     } catch (RuntimeException | Error e) {
-      throw failGroup(new CollectiveException(
+      CollectiveException first = failGroup(new CollectiveException(
           "rank " + rank + ": internal error in " + kind.displayName() + " #" + seq + ": " + e, e));
+      observer.failed(kind, first);
+      throw first;
     } finally {
       ctx.end();
       releaseContext(ctx);
