@@ -157,7 +157,8 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
         }
         if (reply.peers != null) {
           List<InetSocketAddress> peers = PeerList.parse(String.join(",", reply.peers));
-          Communicator c = TcpGroup.join(endpoint, name, rank, peers, config);
+          Communicator c = TcpGroup.join(endpoint, name, rank, peers, config,
+              new SparkObjectSerializer(SparkEnv.get()));
           if (c instanceof EngineCommunicator) {
             ((EngineCommunicator) c).observe(metrics);
           }

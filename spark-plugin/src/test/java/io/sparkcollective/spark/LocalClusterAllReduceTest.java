@@ -241,6 +241,34 @@ class LocalClusterAllReduceTest {
     System.out.println("executor resources (threads, fds, direct bytes), " + trace);
   }
 
+  /** A user type without a no-argument constructor, as Spark's serializer ships it. */
+  static final class Shard implements java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+    final int rank;
+    final String host;
+
+    Shard(int rank, String host) {
+      this.rank = rank;
+      this.host = host;
+    }
+  }
+
+  @Test
+  void shouldGatherUserObjectsWithSparksSerializer() {
+    List<String> seen = Barrier.mapPartitions(sc.parallelize(List.of(0, 1, 2, 3), 4), it -> {
+      Communicator comm = Collective.communicator();
+      List<Shard> all = comm.allGatherObjects(new Shard(comm.rank(), "host-" + comm.rank()));
+      StringBuilder sb = new StringBuilder();
+      for (Shard s : all) {
+        sb.append(s.rank).append(':').append(s.host).append(' ');
+      }
+      return Collections.singletonList(sb.toString().trim()).iterator();
+    }).collect();
+    for (String s : seen) {
+      assertEquals("0:host-0 1:host-1 2:host-2 3:host-3", s);
+    }
+  }
+
   @Test
   void shouldTellANonBarrierTaskWhatToDo() {
     SparkException e = assertThrows(SparkException.class, () -> sc.parallelize(List.of(1, 2), 2).map(x -> {
