@@ -44,6 +44,31 @@ class LocalClusterAllReduceTest {
     }
   }
 
+  /** The sum of every partition's gradient, computed on the driver: what the all-reduce must give. */
+  private static float[] expectedSum(int tasks, int length) {
+    float[] expected = new float[length];
+    for (int p = 0; p < tasks; p++) {
+      float[] g = gradient(p, length);
+      for (int i = 0; i < length; i++) {
+        expected[i] += g[i];
+      }
+    }
+    return expected;
+  }
+
+  /** All-reduces {@code g}; if it fails, leaves how long the failure took and what it said in {@code dir}. */
+  private static void allReduceReportingFailure(Communicator comm, float[] g, String dir) throws Exception {
+    long t0 = System.nanoTime();
+    try {
+      comm.allReduce(g, ReduceOp.SUM);
+    } catch (RuntimeException e) {
+      // Executors share this machine, so a file is how a failed task's observation reaches the test.
+      long waitedMs = (System.nanoTime() - t0) / 1_000_000;
+      java.nio.file.Files.writeString(java.nio.file.Paths.get(dir, "rank-" + comm.rank()), waitedMs + " " + e);
+      throw e;
+    }
+  }
+
   private static float[] gradient(int partition, int length) {
     SplittableRandom rnd = new SplittableRandom(1000 + partition);
     float[] g = new float[length];
@@ -68,13 +93,7 @@ class LocalClusterAllReduceTest {
       comm.allReduce(g, ReduceOp.SUM);
       return Collections.singletonList(g).iterator();
     }).collect();
-    float[] expected = new float[length];
-    for (int p = 0; p < tasks; p++) {
-      float[] g = gradient(p, length);
-      for (int i = 0; i < length; i++) {
-        expected[i] += g[i];
-      }
-    }
+    float[] expected = expectedSum(tasks, length);
     assertEquals(tasks, results.size());
     for (float[] r : results) {
       assertArrayEquals(expected, r);
@@ -99,25 +118,10 @@ class LocalClusterAllReduceTest {
         Thread.sleep(300); // the peers are waiting in their all-reduce by now
         throw new IllegalStateException("injected failure on rank 1, attempt 0");
       }
-      long t0 = System.nanoTime();
-      try {
-        comm.allReduce(g, ReduceOp.SUM);
-      } catch (RuntimeException e) {
-        // Executors share this machine: leave how long the failure took to surface, and what it said.
-        long waitedMs = (System.nanoTime() - t0) / 1_000_000;
-        java.nio.file.Files.writeString(java.nio.file.Paths.get(reports, "rank-" + comm.rank()),
-            waitedMs + " " + e);
-        throw e;
-      }
+      allReduceReportingFailure(comm, g, reports);
       return Collections.singletonList(g).iterator();
     }).repartition(1).collect();
-    float[] expected = new float[length];
-    for (int p = 0; p < tasks; p++) {
-      float[] g = gradient(p, length);
-      for (int i = 0; i < length; i++) {
-        expected[i] += g[i];
-      }
-    }
+    float[] expected = expectedSum(tasks, length);
     assertEquals(tasks, results.size());
     for (float[] r : results) {
       assertArrayEquals(expected, r);
@@ -151,24 +155,10 @@ class LocalClusterAllReduceTest {
         Thread.sleep(300);
         Runtime.getRuntime().halt(1); // the whole executor JVM goes, with every rank on it
       }
-      long t0 = System.nanoTime();
-      try {
-        comm.allReduce(g, ReduceOp.SUM);
-      } catch (RuntimeException e) {
-        long waitedMs = (System.nanoTime() - t0) / 1_000_000;
-        java.nio.file.Files.writeString(java.nio.file.Paths.get(reports, "rank-" + comm.rank()),
-            waitedMs + " " + e);
-        throw e;
-      }
+      allReduceReportingFailure(comm, g, reports);
       return Collections.singletonList(g).iterator();
     }).repartition(1).collect();
-    float[] expected = new float[length];
-    for (int p = 0; p < tasks; p++) {
-      float[] g = gradient(p, length);
-      for (int i = 0; i < length; i++) {
-        expected[i] += g[i];
-      }
-    }
+    float[] expected = expectedSum(tasks, length);
     for (float[] r : results) {
       assertArrayEquals(expected, r);
     }

@@ -1,15 +1,13 @@
 package io.sparkcollective.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkcollective.core.api.ReduceOp;
+import io.sparkcollective.core.testing.TestKeyStores;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.junit.jupiter.api.Test;
@@ -22,12 +20,7 @@ class LocalClusterTlsTest {
   @Test
   void shouldAllReduceAcrossExecutorsOverTls() throws Exception {
     Path dir = Files.createTempDirectory("collective-tls");
-    Path store = dir.resolve("cluster.p12");
-    String keytool = Paths.get(System.getProperty("java.home"), "bin", "keytool").toString();
-    Process p = new ProcessBuilder(keytool, "-genkeypair", "-alias", "cluster", "-keyalg", "EC", "-groupname",
-        "secp256r1", "-dname", "CN=collective-cluster", "-validity", "2", "-storetype", "PKCS12", "-keystore",
-        store.toString(), "-storepass", "changeit", "-keypass", "changeit").inheritIO().start();
-    assertTrue(p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0, "keytool failed");
+    Path store = TestKeyStores.selfSigned(dir, "cluster");
     String scalaBinary = scala.util.Properties.versionNumberString().startsWith("2.13") ? "2.13" : "2.12";
     SparkConf conf = new SparkConf().setMaster("local-cluster[2,1,1024]").setAppName("collective-tls")
         .set("spark.plugins", CollectivePlugin.class.getName())
@@ -35,9 +28,9 @@ class LocalClusterTlsTest {
         .set("spark.ui.enabled", "false")
         .set("spark.collective.transport.tls.enabled", "true")
         .set("spark.collective.transport.tls.keyStore", store.toString())
-        .set("spark.collective.transport.tls.keyStorePassword", "changeit")
+        .set("spark.collective.transport.tls.keyStorePassword", TestKeyStores.PASSWORD)
         .set("spark.collective.transport.tls.trustStore", store.toString())
-        .set("spark.collective.transport.tls.trustStorePassword", "changeit");
+        .set("spark.collective.transport.tls.trustStorePassword", TestKeyStores.PASSWORD);
     JavaSparkContext sc = new JavaSparkContext(conf);
     try {
       List<Float> sums = Barrier.mapPartitions(sc.parallelize(List.of(1, 2), 2), it -> {

@@ -13,13 +13,12 @@ import io.sparkcollective.core.engine.TcpGroup;
 import io.sparkcollective.core.testing.GroupHarness;
 import io.sparkcollective.core.testing.NettyLeaks;
 import io.sparkcollective.core.testing.TcpCluster;
+import io.sparkcollective.core.testing.TestKeyStores;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -41,18 +40,13 @@ class TlsTransportTest {
 
   @BeforeAll
   static void makeKeyStore() throws Exception {
-    Path store = dir.resolve("peer.p12");
-    String keytool = Paths.get(System.getProperty("java.home"), "bin", "keytool").toString();
-    Process p = new ProcessBuilder(keytool, "-genkeypair", "-alias", "peer", "-keyalg", "EC", "-groupname",
-        "secp256r1", "-dname", "CN=collective-test", "-validity", "2", "-storetype", "PKCS12", "-keystore",
-        store.toString(), "-storepass", "changeit", "-keypass", "changeit").inheritIO().start();
-    assertTrue(p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0, "keytool failed");
+    Path store = TestKeyStores.selfSigned(dir, "peer");
     tls = CollectiveConfig.from(Map.of(
         CollectiveConfig.TLS_ENABLED, "true",
         CollectiveConfig.TLS_KEY_STORE, store.toString(),
-        CollectiveConfig.TLS_KEY_STORE_PASSWORD, "changeit",
+        CollectiveConfig.TLS_KEY_STORE_PASSWORD, TestKeyStores.PASSWORD,
         CollectiveConfig.TLS_TRUST_STORE, store.toString(),
-        CollectiveConfig.TLS_TRUST_STORE_PASSWORD, "changeit",
+        CollectiveConfig.TLS_TRUST_STORE_PASSWORD, TestKeyStores.PASSWORD,
         CollectiveConfig.JOIN_TIMEOUT_MS, "3000",
         CollectiveConfig.CONNECT_TIMEOUT_MS, "2000"));
   }
