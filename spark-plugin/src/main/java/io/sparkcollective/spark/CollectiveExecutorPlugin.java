@@ -56,8 +56,7 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
       this.appId = ctx.conf().getAppId();
       // PluginContext.hostname() is null on executors; the block manager knows the executor's host.
       String host = SparkEnv.get().blockManager().blockManagerId().host();
-      this.endpoint = NettyEndpoint.start(host, SparkSettings.port(ctx.conf()), extraConf.get(
-          CollectiveDriverPlugin.SECRET_KEY), config);
+      this.endpoint = NettyEndpoint.start(host, extraConf.get(CollectiveDriverPlugin.SECRET_KEY), config);
       ctx.ask(new Messages.RegisterEndpoint(ctx.executorID(), endpoint.addressKey()));
     } catch (Throwable t) {
       // Never throw from init: Spark would relaunch the executor forever. Tasks get the error instead.

@@ -8,9 +8,6 @@ import scala.Tuple2;
 
 /** Reads every {@code spark.collective.*} key of a SparkConf into a {@link CollectiveConfig}. */
 final class SparkSettings {
-  /** Keys of this integration itself (not of the engine). */
-  static final String PORT = "spark.collective.port";
-
   private SparkSettings() {}
 
   static CollectiveConfig config(SparkConf conf) {
@@ -27,10 +24,7 @@ final class SparkSettings {
       copy(conf, "spark.ssl.protocol", CollectiveConfig.TLS_PROTOCOL, settings);
     }
     for (Tuple2<String, String> kv : conf.getAllWithPrefix(CollectiveConfig.SPARK_PREFIX)) {
-      String key = kv._1();
-      if (!(CollectiveConfig.SPARK_PREFIX + key).equals(PORT)) {
-        settings.put(key, kv._2());
-      }
+      settings.put(kv._1(), kv._2());
     }
     return CollectiveConfig.from(settings);
   }
@@ -53,7 +47,4 @@ final class SparkSettings {
     return warnings;
   }
 
-  static int port(SparkConf conf) {
-    return conf.getInt(PORT, 0);
-  }
 }

@@ -30,7 +30,8 @@ class SparkSettingsTest {
     assertEquals("/etc/spark/ks.p12", c.get(CollectiveConfig.TLS_KEY_STORE));
     assertEquals("/etc/spark/ts.p12", c.get(CollectiveConfig.TLS_TRUST_STORE));
     assertEquals("TLSv1.2", c.get(CollectiveConfig.TLS_PROTOCOL));
-    assertEquals(7077, SparkSettings.port(conf));
+    assertEquals(7077, c.portFrom());
+    assertEquals(7077, c.portTo());
     assertFalse(SparkSettings.config(new SparkConf(false)).tlsEnabled());
   }
 
@@ -42,6 +43,14 @@ class SparkSettingsTest {
     SparkConf risky = new SparkConf(false).set("spark.dynamicAllocation.enabled", "true")
         .set("spark.speculation", "true");
     assertEquals(2, SparkSettings.barrierWarnings(risky).size());
+    CollectiveConfig range = SparkSettings.config(new SparkConf(false).set("spark.collective.port", "7100-7199"));
+    assertEquals(7100, range.portFrom());
+    assertEquals(7199, range.portTo());
+    for (String badPort : new String[] {"7199-7100", "70000", "http", "0-5"}) {
+      CollectiveUsageException p = assertThrows(CollectiveUsageException.class,
+          () -> SparkSettings.config(new SparkConf(false).set("spark.collective.port", badPort)));
+      assertTrue(p.getMessage().contains("spark.collective.port"), p.getMessage());
+    }
     assertTrue(SparkSettings.barrierWarnings(new SparkConf(false)).isEmpty());
   }
 }

@@ -18,6 +18,8 @@ import java.util.Map;
 public final class CollectiveConfig {
   public static final String SPARK_PREFIX = "spark.collective.";
 
+  public static final String PORT = "port";
+  public static final String BIND_ADDRESS = "bindAddress";
   public static final String OPERATION_TIMEOUT_MS = "operation.timeoutMs";
   public static final String SEGMENT_BYTES = "segmentBytes";
   public static final String ALGORITHM = "algorithm";
@@ -43,6 +45,9 @@ public final class CollectiveConfig {
   private static final Map<String, String[]> KEYS = new LinkedHashMap<>();
 
   static {
+    key(PORT, "0", "Port of the endpoint (one per executor): 0 for any free port, a port, or a range like "
+        + "7100-7199 (the first free one is taken) for firewalled clusters.");
+    key(BIND_ADDRESS, "", "Address the endpoint listens on and peers dial; empty for the executor's own host.");
     key(OPERATION_TIMEOUT_MS, "60000", "Deadline of one collective operation, unless its options say otherwise.");
     key(SEGMENT_BYTES, "262144", "Largest payload of one frame; large messages are cut into segments of this "
         + "size so that sending one overlaps reducing the previous (a power of two, 4 KiB to 64 MiB).");
@@ -75,6 +80,8 @@ public final class CollectiveConfig {
     KEYS.put(name, new String[] {defaultValue, doc});
   }
 
+  private final int portFrom;
+  private final int portTo;
   private final long operationTimeoutMs;
   private final int segmentBytes;
   private final Algorithm algorithm;
@@ -92,6 +99,9 @@ public final class CollectiveConfig {
   private final Map<String, String> values;
 
   private CollectiveConfig(Map<String, String> v) {
+    int[] ports = portRange(v.get(PORT));
+    this.portFrom = ports[0];
+    this.portTo = ports[1];
     this.operationTimeoutMs = positiveLong(v, OPERATION_TIMEOUT_MS);
     long seg = positiveLong(v, SEGMENT_BYTES);
     if (seg < 4096 || seg > (64 << 20) || Long.bitCount(seg) != 1) {
@@ -179,6 +189,36 @@ public final class CollectiveConfig {
     Map<String, String> m = new LinkedHashMap<>();
     KEYS.forEach((k, d) -> m.put(k, d[1]));
     return Collections.unmodifiableMap(m);
+  }
+
+  /** First port to try (0: any free port). */
+  public int portFrom() {
+    return portFrom;
+  }
+
+  /** Last port to try (equal to {@link #portFrom()} for a single port). */
+  public int portTo() {
+    return portTo;
+  }
+
+  /** The address to listen on, or empty for the host's own. */
+  public String bindAddress() {
+    return values.get(BIND_ADDRESS).trim();
+  }
+
+  private static int[] portRange(String value) {
+    String s = value == null ? "" : value.trim();
+    try {
+      int dash = s.indexOf('-');
+      int from = Integer.parseInt((dash < 0 ? s : s.substring(0, dash)).trim());
+      int to = dash < 0 ? from : Integer.parseInt(s.substring(dash + 1).trim());
+      if (from < 0 || to > 65535 || to < from || (from == 0 && to != 0)) {
+        throw new NumberFormatException();
+      }
+      return new int[] {from, to};
+    } catch (NumberFormatException | IndexOutOfBoundsException e) {
+      throw bad(PORT, value, "0, a port, or a range from-to within 1-65535");
+    }
   }
 
   public long operationTimeoutMs() {

@@ -114,7 +114,7 @@ public final class NettyEndpoint implements AutoCloseable {
     }
     try {
       this.server = sb.bind(bindHost, port).syncUninterruptibly().channel();
-    } catch (RuntimeException e) {
+    } catch (Exception e) { // Netty rethrows the bind's IOException unchecked
       loops.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
       throw new CollectiveUsageException("cannot listen on " + bindHost + ":" + port + ": " + e);
     }
@@ -128,6 +128,27 @@ public final class NettyEndpoint implements AutoCloseable {
   /** Starts an endpoint on {@code bindHost:port} (0 = ephemeral) that authenticates peers with {@code secret}. */
   public static NettyEndpoint start(String bindHost, int port, String secret, CollectiveConfig config) {
     return new NettyEndpoint(config, secret, bindHost, port, NanoClock.SYSTEM);
+  }
+
+  /**
+   * Starts an endpoint on the configured port or port range ({@code port} setting; the first free port of a
+   * range is taken) and bind address ({@code bindAddress}, else {@code defaultHost}).
+   *
+   * @throws CollectiveUsageException naming the setting when no port of the range is free
+   */
+  public static NettyEndpoint start(String defaultHost, String secret, CollectiveConfig config) {
+    String host = config.bindAddress().isEmpty() ? defaultHost : config.bindAddress();
+    CollectiveUsageException last = null;
+    for (int port = config.portFrom(); port <= config.portTo(); port++) {
+      try {
+        return start(host, port, secret, config);
+      } catch (CollectiveUsageException e) {
+        last = e;
+      }
+    }
+    throw new CollectiveUsageException("no port of " + CollectiveConfig.SPARK_PREFIX + CollectiveConfig.PORT + "="
+        + config.portFrom() + (config.portTo() != config.portFrom() ? "-" + config.portTo() : "") + " is free on "
+        + host + " (last error: " + (last == null ? "none" : last.getMessage()) + ")");
   }
 
   /** The address peers dial, {@code host:port}. */

@@ -1,0 +1,35 @@
+package io.sparkcollective.core.transport.netty;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sparkcollective.core.api.CollectiveUsageException;
+import io.sparkcollective.core.config.CollectiveConfig;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The endpoint takes the first free port of the configured range on the configured address. */
+@Timeout(60)
+class EndpointPortTest {
+
+  @Test
+  void shouldSkipBusyPortsOfTheRangeAndNameTheSettingWhenAllAreBusy() throws Exception {
+    try (ServerSocket busy = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      int p = busy.getLocalPort();
+      CollectiveConfig range = CollectiveConfig.from(Map.of(CollectiveConfig.PORT, p + "-" + (p + 20),
+          CollectiveConfig.BIND_ADDRESS, "127.0.0.1"));
+      try (NettyEndpoint e = NettyEndpoint.start("ignored-host", "s", range)) {
+        assertTrue(e.address().getPort() > p && e.address().getPort() <= p + 20, e.addressKey());
+        assertEquals("127.0.0.1", e.address().getHostString());
+      }
+      CollectiveConfig only = CollectiveConfig.from(Map.of(CollectiveConfig.PORT, String.valueOf(p)));
+      CollectiveUsageException ex = assertThrows(CollectiveUsageException.class,
+          () -> NettyEndpoint.start("127.0.0.1", "s", only));
+      assertTrue(ex.getMessage().contains("spark.collective.port=" + p), ex.getMessage());
+    }
+  }
+}
