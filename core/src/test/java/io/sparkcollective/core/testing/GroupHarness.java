@@ -74,7 +74,17 @@ public final class GroupHarness {
 
   /** As {@link #runAll(LocalGroup, Duration, RankBody)} for any list of communicators, one per rank. */
   public static <T> List<Outcome<T>> runAll(List<Communicator> group, Duration limit, RankBody<T> body) {
-    int n = group.size();
+    return runRanks(group.size(), limit, rank -> body.run(group.get(rank)));
+  }
+
+  /** The code one rank runs before it has a communicator (e.g. while joining a group): it gets its rank. */
+  @FunctionalInterface
+  public interface RankIndexBody<T> {
+    T run(int rank) throws Exception;
+  }
+
+  /** Runs {@code body} for ranks 0 to {@code n - 1}, each on its own thread, and returns every outcome. */
+  public static <T> List<Outcome<T>> runRanks(int n, Duration limit, RankIndexBody<T> body) {
     List<Outcome<T>> outcomes = new ArrayList<>();
     Thread[] threads = new Thread[n];
     @SuppressWarnings({"unchecked", "rawtypes"})
@@ -86,7 +96,7 @@ public final class GroupHarness {
         T value = null;
         Throwable error = null;
         try {
-          value = body.run(group.get(rank));
+          value = body.run(rank);
         } catch (Throwable t) {
           error = t;
         }

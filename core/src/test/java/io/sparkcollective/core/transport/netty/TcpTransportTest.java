@@ -11,7 +11,6 @@ import io.sparkcollective.core.api.CollectiveAuthenticationException;
 import io.sparkcollective.core.api.CollectiveException;
 import io.sparkcollective.core.api.CollectiveOptions;
 import io.sparkcollective.core.api.CollectiveTimeoutException;
-import io.sparkcollective.core.api.CollectiveUsageException;
 import io.sparkcollective.core.api.Communicator;
 import io.sparkcollective.core.api.DType;
 import io.sparkcollective.core.api.DataBuffer;
@@ -152,9 +151,8 @@ class TcpTransportTest {
     try (TcpCluster cluster = new TcpCluster(3, quick)) {
       List<java.net.InetSocketAddress> addrs = cluster.addresses();
       // Rank 2 never comes: ranks 0 and 1 fail at the join timeout naming it.
-      List<Outcome<Communicator>> outcomes = GroupHarness.runAll(
-          List.of(new Placeholder(0), new Placeholder(1)), LIMIT,
-          c -> TcpGroup.join(cluster.endpoint(c.rank()), "absent", c.rank(), addrs, quick));
+      List<Outcome<Communicator>> outcomes = GroupHarness.runRanks(2, LIMIT,
+          r -> TcpGroup.join(cluster.endpoint(r), "absent", r, addrs, quick));
       for (Outcome<Communicator> o : outcomes) {
         assertInstanceOf(CollectiveTimeoutException.class, o.error, o.toString());
         assertTrue(o.error.getMessage().contains("ranks [2] did not join"), o.error.getMessage());
@@ -162,10 +160,9 @@ class TcpTransportTest {
       // Two endpoints claim rank 1 of group "dup": the second claim is refused by rank 0.
       try (NettyEndpoint impostor = NettyEndpoint.start("127.0.0.1", 0, TcpCluster.SECRET, quick)) {
         List<java.net.InetSocketAddress> fake = List.of(addrs.get(0), impostor.address());
-        List<Outcome<Communicator>> dup = GroupHarness.runAll(
-            List.of(new Placeholder(0), new Placeholder(1)), LIMIT,
-            c -> TcpGroup.join(c.rank() == 0 ? cluster.endpoint(0) : impostor, "dup", c.rank(),
-                c.rank() == 0 ? List.of(addrs.get(0), addrs.get(1)) : fake, quick));
+        List<Outcome<Communicator>> dup = GroupHarness.runRanks(2, LIMIT,
+            r -> TcpGroup.join(r == 0 ? cluster.endpoint(0) : impostor, "dup", r,
+                r == 0 ? List.of(addrs.get(0), addrs.get(1)) : fake, quick));
         assertInstanceOf(CollectiveException.class, dup.get(1).error, dup.toString());
         assertTrue(dup.get(1).error.getMessage().contains("expected at"), dup.get(1).error.getMessage());
       }
@@ -176,8 +173,8 @@ class TcpTransportTest {
   void shouldDropFramesOfAGroupThatIsNoLongerRegistered() throws Exception {
     try (TcpCluster cluster = new TcpCluster(2, CHECKED)) {
       TcpTransport[] t = new TcpTransport[2];
-      List<Outcome<Object>> joined = GroupHarness.runAll(List.of(new Placeholder(0), new Placeholder(1)), LIMIT,
-          c -> t[c.rank()] = cluster.endpoint(c.rank()).join("stage-7-attempt-0", c.rank(), cluster.addresses()));
+      List<Outcome<Object>> joined = GroupHarness.runRanks(2, LIMIT,
+          r -> t[r] = cluster.endpoint(r).join("stage-7-attempt-0", r, cluster.addresses()));
       joined.forEach(o -> assertEquals(null, o.error));
       t[1].close();
       Frame f = t[0].acquire(16);
@@ -252,115 +249,6 @@ class TcpTransportTest {
         assertThrows(CollectiveException.class, () -> c.allReduce(new float[1], ReduceOp.SUM));
       }
       GroupHarness.closeAll(group);
-    }
-  }
-
-  /** Stands in for a communicator before one exists: only its rank is used. */
-  private static final class Placeholder implements Communicator {
-    private final int rank;
-
-    Placeholder(int rank) {
-      this.rank = rank;
-    }
-
-    @Override
-    public int rank() {
-      return rank;
-    }
-
-    @Override
-    public int size() {
-      throw new CollectiveUsageException("placeholder");
-    }
-
-    @Override
-    public void allReduce(DataBuffer data, ReduceOp op, CollectiveOptions options) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public java.util.concurrent.CompletableFuture<Void> allReduceAsync(DataBuffer d, ReduceOp op, CollectiveOptions o) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void reduceScatter(DataBuffer data, ReduceOp op, CollectiveOptions options) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public java.util.concurrent.CompletableFuture<Void> reduceScatterAsync(DataBuffer d, ReduceOp op,
-        CollectiveOptions o) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void allGather(DataBuffer send, DataBuffer recv, CollectiveOptions options) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public java.util.concurrent.CompletableFuture<Void> allGatherAsync(DataBuffer s, DataBuffer r,
-        CollectiveOptions o) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void broadcast(DataBuffer data, int root, CollectiveOptions options) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public java.util.concurrent.CompletableFuture<Void> broadcastAsync(DataBuffer d, int root, CollectiveOptions o) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void barrier(CollectiveOptions options) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public java.util.concurrent.CompletableFuture<Void> barrierAsync(CollectiveOptions options) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void send(DataBuffer data, int peer, CollectiveOptions options) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void recv(DataBuffer data, int peer, CollectiveOptions options) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public java.util.concurrent.CompletableFuture<Void> sendAsync(DataBuffer d, int peer, CollectiveOptions o) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public java.util.concurrent.CompletableFuture<Void> recvAsync(DataBuffer d, int peer, CollectiveOptions o) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public <T> List<T> allGatherObjects(T value, CollectiveOptions options) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public <T> T broadcastObject(T value, int root, CollectiveOptions options) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void checkHealth() {
-    }
-
-    @Override
-    public void close() {
     }
   }
 }
