@@ -52,16 +52,17 @@ public final class CollectiveDriverPlugin implements DriverPlugin {
 
   @Override
   public synchronized Object receive(Object message) {
-    if (message instanceof Messages.RegisterEndpoint) {
-      Messages.RegisterEndpoint m = (Messages.RegisterEndpoint) message;
+    String kind = Messages.kind(message);
+    if (Messages.REGISTER.equals(kind)) {
+      Messages.RegisterEndpoint m = Messages.RegisterEndpoint.decode((String[]) message);
       endpoints.put(m.executorId, m.address);
       LOG.info("executor {} collective endpoint at {}", m.executorId, m.address);
       return Boolean.TRUE;
     }
-    if (message instanceof Messages.Join) {
-      return join((Messages.Join) message);
+    if (Messages.JOIN.equals(kind)) {
+      return join(Messages.Join.decode((String[]) message)).encode();
     }
-    throw new IllegalArgumentException("unexpected message " + message);
+    throw new IllegalArgumentException("unexpected message " + Messages.describe(message));
   }
 
   private Messages.JoinReply join(Messages.Join m) {

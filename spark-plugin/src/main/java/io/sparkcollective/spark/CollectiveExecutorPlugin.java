@@ -21,6 +21,7 @@ import org.apache.spark.api.plugin.ExecutorPlugin;
 import org.apache.spark.api.plugin.PluginContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 /**
  * Executor side: one {@link NettyEndpoint} per executor JVM, registered with the driver plugin at start.
@@ -35,6 +36,8 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
   private static final Logger LOG = LoggerFactory.getLogger(CollectiveExecutorPlugin.class);
   private static volatile CollectiveExecutorPlugin instance;
 
+  static final String MDC_GROUP = "collective.group";
+  static final String MDC_RANK = "collective.rank";
   private final ThreadLocal<TaskGroup> current = new ThreadLocal<>();
   private PluginContext ctx;
   private CollectiveConfig config;
@@ -57,7 +60,7 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
       // PluginContext.hostname() is null on executors; the block manager knows the executor's host.
       String host = SparkEnv.get().blockManager().blockManagerId().host();
       this.endpoint = NettyEndpoint.start(host, extraConf.get(CollectiveDriverPlugin.SECRET_KEY), config);
-      ctx.ask(new Messages.RegisterEndpoint(ctx.executorID(), endpoint.addressKey()));
+      ctx.ask(new Messages.RegisterEndpoint(ctx.executorID(), endpoint.addressKey()).encode());
     } catch (Throwable t) {
       // Never throw from init: Spark would relaunch the executor forever. Tasks get the error instead.
       startFailure = t;
@@ -73,13 +76,15 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
       BarrierTaskContext b = (BarrierTaskContext) tc;
       String group = appId + "/stage-" + b.stageId() + "/attempt-" + b.stageAttemptNumber();
       current.set(new TaskGroup(group, b.partitionId(), b.getTaskInfos().length));
+      // For log patterns: %X{collective.group} and %X{collective.rank} (see conf/log4j2.properties).
+      MDC.put(MDC_GROUP, group);
+      MDC.put(MDC_RANK, Integer.toString(b.partitionId()));
     }
   }
 
   @Override
   public void onTaskSucceeded() {
-    TaskGroup g = current.get();
-    current.remove();
+    TaskGroup g = endTask();
     if (g != null) {
       g.close();
     }
@@ -87,14 +92,24 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
 
   @Override
   public void onTaskFailed(TaskFailedReason reason) {
-    TaskGroup g = current.get();
-    current.remove();
+    TaskGroup g = endTask();
     if (g != null) {
       // The first line names the error; the rest is its stack trace, which belongs in the task's own log.
       String error = reason.toErrorString();
       int eol = error.indexOf('\n');
       g.abort("the task of rank " + g.rank + " failed: " + (eol < 0 ? error : error.substring(0, eol)).trim());
     }
+  }
+
+  /** The ending task's membership, no longer the thread's. */
+  private TaskGroup endTask() {
+    TaskGroup g = current.get();
+    current.remove();
+    if (g != null) {
+      MDC.remove(MDC_GROUP);
+      MDC.remove(MDC_RANK);
+    }
+    return g;
   }
 
   @Override
@@ -147,7 +162,7 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
       while (true) {
         Messages.JoinReply reply;
         try {
-          reply = (Messages.JoinReply) ctx.ask(new Messages.Join(name, rank, size, ctx.executorID()));
+          reply = Messages.JoinReply.decode(ctx.ask(new Messages.Join(name, rank, size, ctx.executorID()).encode()));
         } catch (Exception e) {
           throw new CollectiveException("rank " + rank + " of " + name + " cannot reach the driver plugin: " + e, e);
         }

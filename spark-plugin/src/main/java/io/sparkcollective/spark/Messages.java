@@ -1,15 +1,29 @@
 package io.sparkcollective.spark;
 
-import java.io.Serializable;
+import java.util.Arrays;
 import java.util.List;
 
-/** What executors and tasks tell the driver plugin (through {@code PluginContext.ask}), and its answers. */
+/**
+ * What executors and tasks tell the driver plugin (through {@code PluginContext.ask}), and its answers.
+ *
+ * <p>On the wire every message is a {@code String[]} whose first element names its kind: Spark deserializes
+ * RPC messages on its I/O threads with the JVM's class loader, which does not see classes of a jar added with
+ * {@code --jars} or of the application jar, so only JDK types may cross.
+ */
 final class Messages {
   private Messages() {}
 
+  static final String REGISTER = "collective.register";
+  static final String JOIN = "collective.join";
+  static final String REPLY = "collective.reply";
+
+  /** The kind of an encoded message, or null if it is not one of these. */
+  static String kind(Object message) {
+    return message instanceof String[] && ((String[]) message).length > 0 ? ((String[]) message)[0] : null;
+  }
+
   /** An executor's endpoint is up at {@code address} ({@code host:port}). */
-  static final class RegisterEndpoint implements Serializable {
-    private static final long serialVersionUID = 1L;
+  static final class RegisterEndpoint {
     final String executorId;
     final String address;
 
@@ -17,11 +31,19 @@ final class Messages {
       this.executorId = executorId;
       this.address = address;
     }
+
+    String[] encode() {
+      return new String[] {REGISTER, executorId, address};
+    }
+
+    static RegisterEndpoint decode(String[] m) {
+      check(m, REGISTER, 3);
+      return new RegisterEndpoint(m[1], m[2]);
+    }
   }
 
   /** Rank {@code rank} of {@code size} of group {@code group} runs on executor {@code executorId}. */
-  static final class Join implements Serializable {
-    private static final long serialVersionUID = 1L;
+  static final class Join {
     final String group;
     final int rank;
     final int size;
@@ -33,11 +55,19 @@ final class Messages {
       this.size = size;
       this.executorId = executorId;
     }
+
+    String[] encode() {
+      return new String[] {JOIN, group, Integer.toString(rank), Integer.toString(size), executorId};
+    }
+
+    static Join decode(String[] m) {
+      check(m, JOIN, 5);
+      return new Join(m[1], Integer.parseInt(m[2]), Integer.parseInt(m[3]), m[4]);
+    }
   }
 
   /** The driver's answer to a {@link Join}: the peers' endpoint addresses by rank once all joined, else none. */
-  static final class JoinReply implements Serializable {
-    private static final long serialVersionUID = 1L;
+  static final class JoinReply {
     final List<String> peers;
     final String error;
 
@@ -45,5 +75,49 @@ final class Messages {
       this.peers = peers;
       this.error = error;
     }
+
+    /** {@code [REPLY, "peers", address...]}, {@code [REPLY, "error", text]} or {@code [REPLY, "wait"]}. */
+    String[] encode() {
+      if (error != null) {
+        return new String[] {REPLY, "error", error};
+      }
+      if (peers == null) {
+        return new String[] {REPLY, "wait"};
+      }
+      String[] m = new String[peers.size() + 2];
+      m[0] = REPLY;
+      m[1] = "peers";
+      for (int i = 0; i < peers.size(); i++) {
+        m[i + 2] = peers.get(i);
+      }
+      return m;
+    }
+
+    static JoinReply decode(Object reply) {
+      if (!REPLY.equals(kind(reply)) || ((String[]) reply).length < 2) {
+        throw new IllegalArgumentException("unexpected answer from the driver plugin: " + describe(reply));
+      }
+      String[] m = (String[]) reply;
+      switch (m[1]) {
+        case "error":
+          return new JoinReply(null, m.length > 2 ? m[2] : "unknown error");
+        case "wait":
+          return new JoinReply(null, null);
+        case "peers":
+          return new JoinReply(Arrays.asList(m).subList(2, m.length), null);
+        default:
+          throw new IllegalArgumentException("unexpected answer from the driver plugin: " + describe(reply));
+      }
+    }
+  }
+
+  private static void check(String[] m, String kind, int length) {
+    if (m.length != length || !kind.equals(m[0])) {
+      throw new IllegalArgumentException("malformed " + kind + " message: " + Arrays.toString(m));
+    }
+  }
+
+  static String describe(Object message) {
+    return message instanceof String[] ? Arrays.toString((String[]) message) : String.valueOf(message);
   }
 }

@@ -91,12 +91,14 @@ class LocalClusterAllReduceTest {
       Communicator comm = Collective.communicator();
       float[] g = gradient(comm.rank(), length);
       comm.allReduce(g, ReduceOp.SUM);
-      return Collections.singletonList(g).iterator();
+      // The rank at the end of the sum shows that partition i of the result is what task i returned.
+      return java.util.Arrays.asList(g, new float[] {comm.rank()}).iterator();
     }).collect();
     float[] expected = expectedSum(tasks, length);
-    assertEquals(tasks, results.size());
-    for (float[] r : results) {
-      assertArrayEquals(expected, r);
+    assertEquals(2 * tasks, results.size());
+    for (int rank = 0; rank < tasks; rank++) {
+      assertArrayEquals(expected, results.get(2 * rank));
+      assertArrayEquals(new float[] {rank}, results.get(2 * rank + 1));
     }
   }
 
@@ -110,7 +112,7 @@ class LocalClusterAllReduceTest {
     }
     String reports = java.nio.file.Files.createTempDirectory("collective-failures").toString();
     long start = System.nanoTime();
-    // A shuffle after the barrier stage makes it a shuffle-map stage, which Spark retries as a whole.
+    // Barrier.mapPartitions ends the stage with a shuffle, so Spark retries it as a whole.
     List<float[]> results = Barrier.mapPartitions(sc.parallelize(parts, tasks), it -> {
       Communicator comm = Collective.communicator();
       float[] g = gradient(comm.rank(), length);
@@ -120,7 +122,7 @@ class LocalClusterAllReduceTest {
       }
       allReduceReportingFailure(comm, g, reports);
       return Collections.singletonList(g).iterator();
-    }).repartition(1).collect();
+    }).collect();
     float[] expected = expectedSum(tasks, length);
     assertEquals(tasks, results.size());
     for (float[] r : results) {
@@ -157,7 +159,7 @@ class LocalClusterAllReduceTest {
       }
       allReduceReportingFailure(comm, g, reports);
       return Collections.singletonList(g).iterator();
-    }).repartition(1).collect();
+    }).collect();
     float[] expected = expectedSum(tasks, length);
     for (float[] r : results) {
       assertArrayEquals(expected, r);
@@ -256,6 +258,30 @@ class LocalClusterAllReduceTest {
     }).collect();
     for (String s : seen) {
       assertEquals("0:host-0 1:host-1 2:host-2 3:host-3", s);
+    }
+  }
+
+  @Test
+  void shouldAllReduceSparkMlDenseVectorsInPlaceAndRefuseSparseOnes() {
+    List<String> seen = Barrier.mapPartitions(sc.parallelize(List.of(0, 1, 2, 3), 4), it -> {
+      Communicator comm = Collective.communicator();
+      double[] values = {comm.rank(), 1.5, -comm.rank() * 0.25};
+      org.apache.spark.ml.linalg.DenseVector v = new org.apache.spark.ml.linalg.DenseVector(values);
+      org.apache.spark.ml.linalg.DenseVector sum = MlVectors.allReduce(comm, v, ReduceOp.SUM);
+      String error;
+      try {
+        MlVectors.allReduce(comm, v.toSparse(), ReduceOp.SUM);
+        error = "no error";
+      } catch (io.sparkcollective.core.api.CollectiveUsageException e) {
+        error = e.getMessage();
+      }
+      return Collections.singletonList((sum == v && sum.values() == values) + " " + sum + " | " + error).iterator();
+    }).collect();
+    assertEquals(4, seen.size());
+    for (String s : seen) {
+      // 0+1+2+3 = 6, 4 x 1.5 = 6, -(0+1+2+3)/4 = -1.5; the sparse vector is refused locally (no group failure).
+      assertTrue(s.startsWith("true [6.0,6.0,-1.5] | rank "), s);
+      assertTrue(s.contains("needs a DenseVector"), s);
     }
   }
 

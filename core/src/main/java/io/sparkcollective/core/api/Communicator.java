@@ -146,6 +146,10 @@ public interface Communicator extends AutoCloseable {
     broadcast(DataBuffer.of(data), root, CollectiveOptions.DEFAULT);
   }
 
+  default void broadcast(double[] data, int root) {
+    broadcast(DataBuffer.of(data), root, CollectiveOptions.DEFAULT);
+  }
+
   // ---------------------------------------------------------------- barrier
 
   /** Returns once every rank has entered the barrier. */
