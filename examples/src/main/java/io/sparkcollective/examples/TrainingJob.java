@@ -52,7 +52,7 @@ public final class TrainingJob {
       "  --iterations T        gradient steps [60]",
       "  --per-stage S         steps per barrier stage (allReduce, allGather) [20]",
       "  --lr RATE             learning rate [0.5]",
-      "  --momentum M          Nesterov momentum [0.9]",
+      "  --momentum M          Nesterov momentum [0.8]",
       "  --reg LAMBDA          L2 regularization [0.0001]",
       "  --baseline MODE       treeAggregate | none: the run to compare with [treeAggregate]",
       "  --compare             also sync by BarrierTaskContext.allGather (about 1 s per step) for a few steps",
@@ -148,15 +148,7 @@ public final class TrainingJob {
   static JavaSparkContext start(SparkConf conf, boolean embedded) throws Exception {
     JavaSparkContext sc = new JavaSparkContext(conf);
     int expected = expectedExecutors(sc.master(), conf);
-    long deadline = System.nanoTime() + 60_000_000_000L;
-    int registered = 0;
-    while (true) {
-      registered = sc.sc().getExecutorMemoryStatus().size() - 1;
-      if (registered >= expected || System.nanoTime() > deadline) {
-        break;
-      }
-      Thread.sleep(200);
-    }
+    int registered = awaitExecutors(sc, expected, 60_000);
     if (registered >= expected) {
       System.out.printf(Locale.ROOT, "Spark %s, master %s: %d executor JVM(s) ready%n", sc.version(), sc.master(),
           registered);
@@ -175,6 +167,21 @@ public final class TrainingJob {
         + "a jars folder: run through examples/spark-submit.sh); falling back to " + local
         + " (ranks as threads of this JVM)");
     return new JavaSparkContext(conf.setMaster(local));
+  }
+
+  /**
+   * Waits until {@code expected} executors have registered or {@code timeoutMs} passed; returns how many did.
+   * A barrier stage needs all its task slots at once.
+   */
+  public static int awaitExecutors(JavaSparkContext sc, int expected, long timeoutMs) throws InterruptedException {
+    long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+    while (true) {
+      int registered = sc.sc().getExecutorMemoryStatus().size() - 1;
+      if (registered >= expected || System.nanoTime() > deadline) {
+        return registered;
+      }
+      Thread.sleep(100);
+    }
   }
 
   /** Executors to wait for: E of local-cluster[E,C,M], none in local mode, else spark.executor.instances. */
@@ -227,7 +234,7 @@ public final class TrainingJob {
     } else {
       throw new IllegalArgumentException("--model must be logistic or mlp, got '" + modelName + "'");
     }
-    Optimizer optimizer = new Optimizer(o.real("lr", 0.5), o.real("momentum", 0.9), o.real("reg", 1e-4));
+    Optimizer optimizer = new Optimizer(o.real("lr", 0.5), o.real("momentum", 0.8), o.real("reg", 1e-4));
     int iterations = Math.max(1, o.integer("iterations", 60));
     int perStage = Math.max(1, o.integer("per-stage", 20));
     System.out.printf(Locale.ROOT, "model: %s; %d barrier tasks; %d iterations, %d per stage%n", model.describe(),

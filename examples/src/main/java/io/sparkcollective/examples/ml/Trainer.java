@@ -94,32 +94,67 @@ public final class Trainer {
     }
   }
 
+  private double[] w;
+  private double[] velocity;
+  private int done;
+
+  /** Back to the model's initial parameters, no momentum, no steps taken. */
+  public void reset() {
+    w = model.initialParameters(seed);
+    velocity = new double[w.length];
+    done = 0;
+  }
+
+  /** The current parameters (a copy). */
+  public double[] parameters() {
+    if (w == null) {
+      reset();
+    }
+    return w.clone();
+  }
+
   /**
    * Trains for {@code iterations} steps from the model's initial parameters; {@code perStage} iterations run
    * in one barrier stage (ignored by TREE_AGGREGATE, which runs one job per iteration). {@code progress}
    * sees every iteration as soon as the driver has it.
    */
   public Result train(Sync sync, int iterations, int perStage, Consumer<Iteration> progress) {
-    double[] w = model.initialParameters(seed);
-    double[] velocity = new double[w.length];
+    reset();
     List<Iteration> history = new ArrayList<>();
-    int done = 0;
     while (done < iterations) {
-      int n = sync == Sync.TREE_AGGREGATE ? 1 : Math.min(perStage, iterations - done);
-      long t0 = System.nanoTime();
-      StageResult r = sync == Sync.TREE_AGGREGATE ? treeAggregateStep(w, velocity, done)
-          : barrierStage(sync, w, velocity, done, n);
-      long wall = System.nanoTime() - t0;
-      for (Iteration it : r.iterations) {
-        it.wallNanos = wall / r.iterations.size();
+      for (Iteration it : stage(sync, Math.min(perStage, iterations - done))) {
         history.add(it);
         progress.accept(it);
       }
-      w = r.w;
-      velocity = r.velocity;
-      done += n;
     }
-    return new Result(w, history);
+    return new Result(w.clone(), history);
+  }
+
+  /**
+   * Continues from the current parameters with one barrier stage of {@code steps} all-reduce steps: the
+   * notebook pattern, one epoch per call. Returns the epoch's iterations.
+   */
+  public List<Iteration> epoch(int steps) {
+    if (w == null) {
+      reset();
+    }
+    return stage(Sync.ALL_REDUCE, steps);
+  }
+
+  /** One stage ({@code steps} iterations; one iteration per job for TREE_AGGREGATE). */
+  private List<Iteration> stage(Sync sync, int steps) {
+    int n = sync == Sync.TREE_AGGREGATE ? 1 : steps;
+    long t0 = System.nanoTime();
+    StageResult r = sync == Sync.TREE_AGGREGATE ? treeAggregateStep(w, velocity, done)
+        : barrierStage(sync, w, velocity, done, n);
+    long wall = System.nanoTime() - t0;
+    for (Iteration it : r.iterations) {
+      it.wallNanos = wall / r.iterations.size();
+    }
+    w = r.w;
+    velocity = r.velocity;
+    done += n;
+    return r.iterations;
   }
 
   private StageResult barrierStage(Sync sync, double[] w0, double[] v0, int first, int count) {
