@@ -15,16 +15,18 @@ public final class CollectiveOptions {
   public static final int MAX_TAGS = 64;
 
   /** The communicator's configured timeout, algorithm selection by size, tag 0. */
-  public static final CollectiveOptions DEFAULT = new CollectiveOptions(-1, Algorithm.AUTO, 0);
+  public static final CollectiveOptions DEFAULT = new CollectiveOptions(-1, Algorithm.AUTO, 0, null);
 
   private final long timeoutMs;
   private final Algorithm algorithm;
   private final int tag;
+  private final DType wireType;
 
-  private CollectiveOptions(long timeoutMs, Algorithm algorithm, int tag) {
+  private CollectiveOptions(long timeoutMs, Algorithm algorithm, int tag, DType wireType) {
     this.timeoutMs = timeoutMs;
     this.algorithm = algorithm;
     this.tag = tag;
+    this.wireType = wireType;
   }
 
   /** Fails the operation if it has not completed within {@code timeout}. */
@@ -32,7 +34,7 @@ public final class CollectiveOptions {
     if (timeout == null || timeout.isNegative() || timeout.isZero()) {
       throw new CollectiveUsageException("timeout must be positive, got " + timeout);
     }
-    return new CollectiveOptions(timeout.toMillis(), algorithm, tag);
+    return new CollectiveOptions(timeout.toMillis(), algorithm, tag, wireType);
   }
 
   /** Forces an all-reduce algorithm instead of the size-based choice. */
@@ -40,7 +42,7 @@ public final class CollectiveOptions {
     if (algorithm == null) {
       throw new CollectiveUsageException("algorithm is null");
     }
-    return new CollectiveOptions(timeoutMs, algorithm, tag);
+    return new CollectiveOptions(timeoutMs, algorithm, tag, wireType);
   }
 
   /** Runs the operation on its own ordered stream; see the class comment. */
@@ -48,10 +50,31 @@ public final class CollectiveOptions {
     if (tag < 0 || tag >= MAX_TAGS) {
       throw new CollectiveUsageException("tag must be in [0, " + MAX_TAGS + "), got " + tag);
     }
-    return new CollectiveOptions(timeoutMs, algorithm, tag);
+    return new CollectiveOptions(timeoutMs, algorithm, tag, wireType);
   }
 
   /** Timeout in milliseconds, or -1 for the communicator's default. */
+  /**
+   * Wire compression for an F32 all-reduce: with {@link DType#BF16} every value crosses the network as
+   * bfloat16 (half the bytes); sums are still formed in F32 and the result, the same bits on every rank, is
+   * rounded to bfloat16 precision (8 significant bits: a relative error of about 2^-8 per hop, fine for
+   * gradients, not for exact arithmetic). Inputs are rounded to bfloat16 first, so the user's buffer holds
+   * rounded values if the operation fails. {@code null} turns it off. Only {@code allReduce} of F32 data
+   * accepts it; every rank must pass the same setting (a mismatch fails the call on all ranks). A group of one
+   * rank leaves the data as it is.
+   */
+  public CollectiveOptions withWireType(DType wireType) {
+    if (wireType != null && wireType != DType.BF16) {
+      throw new CollectiveUsageException("wire type must be BF16 (or null for none), got " + wireType);
+    }
+    return new CollectiveOptions(timeoutMs, algorithm, tag, wireType);
+  }
+
+  /** The wire compression type, or null for none. */
+  public DType wireType() {
+    return wireType;
+  }
+
   public long timeoutMs() {
     return timeoutMs;
   }
@@ -66,6 +89,7 @@ public final class CollectiveOptions {
 
   @Override
   public String toString() {
-    return "CollectiveOptions{timeoutMs=" + timeoutMs + ", algorithm=" + algorithm + ", tag=" + tag + "}";
+    return "CollectiveOptions{timeoutMs=" + timeoutMs + ", algorithm=" + algorithm + ", tag=" + tag
+        + (wireType == null ? "" : ", wireType=" + wireType) + "}";
   }
 }

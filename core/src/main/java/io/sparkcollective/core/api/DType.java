@@ -22,6 +22,9 @@ public enum DType {
   /** Wire code of raw bytes (object collectives); not a reducible type. */
   public static final int BYTES_WIRE_CODE = 0;
 
+  /** Wire code of F32 data sent as bfloat16 (wire compression, see {@link CollectiveOptions#withWireType}). */
+  public static final int F32_AS_BF16_WIRE_CODE = 7;
+
   private static final DType[] BY_CODE = new DType[7];
 
   static {
@@ -62,6 +65,9 @@ public enum DType {
   public static String nameOfWireCode(int code) {
     if (code == BYTES_WIRE_CODE) {
       return "BYTES";
+    }
+    if (code == F32_AS_BF16_WIRE_CODE) {
+      return "F32 with BF16 on the wire";
     }
     return code > 0 && code < BY_CODE.length ? BY_CODE[code].name() : "dtype#" + code;
   }

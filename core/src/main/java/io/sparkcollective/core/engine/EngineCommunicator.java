@@ -12,6 +12,7 @@ import io.sparkcollective.core.api.CollectiveKind;
 import io.sparkcollective.core.api.CollectiveOptions;
 import io.sparkcollective.core.api.CollectiveUsageException;
 import io.sparkcollective.core.api.Communicator;
+import io.sparkcollective.core.api.DType;
 import io.sparkcollective.core.api.DataBuffer;
 import io.sparkcollective.core.api.ObjectSerializer;
 import io.sparkcollective.core.api.ReduceOp;
@@ -111,14 +112,24 @@ public final class EngineCommunicator implements Communicator {
     if (size == 1) {
       return NOTHING;
     }
+    boolean bf16Wire = options.wireType() == DType.BF16;
+    if (bf16Wire && data.dtype() != DType.F32) {
+      throw usage(kind, "BF16 wire compression needs F32 data, got " + data.dtype());
+    }
     long timeoutMs = timeoutMs(options);
-    Algorithm algorithm = selector.select(options.algorithm(), data.byteLength(), size);
+    // The algorithm is chosen by the bytes that cross the wire.
+    long wireBytes = bf16Wire ? data.byteLength() / 2 : data.byteLength();
+    Algorithm algorithm = selector.select(options.algorithm(), wireBytes, size);
     return () -> execute(kind, seq, data.byteLength(), ctx -> {
-      Elements el = Elements.open(data, ctx.scratch, 0);
+      Elements el = bf16Wire ? Elements.openBf16Wire(data, ctx.scratch, 0) : Elements.open(data, ctx.scratch, 0);
+      el.roundToWire(0, el.length());
       ctx.begin(kind, tag, tag, seq, el, op, -1, algorithm.ordinal(), timeoutMs);
       AlgorithmSelector.implementation(algorithm).allReduce(ctx);
+      // The owner of a block holds its F32 sum, the others the rounded copy they received: round both.
+      el.roundToWire(0, el.length());
       if (op == ReduceOp.AVG) {
         el.divide(0, el.length(), size);
+        el.roundToWire(0, el.length());
       }
       el.commit();
     });
@@ -582,6 +593,9 @@ public final class EngineCommunicator implements Communicator {
     }
     if (options == null) {
       throw usage(kind, "options are null (use CollectiveOptions.DEFAULT)");
+    }
+    if (options.wireType() != null && kind != CollectiveKind.ALL_REDUCE) {
+      throw usage(kind, "wire compression (" + options.wireType() + ") applies to allReduce only");
     }
   }
 

@@ -117,6 +117,32 @@ public abstract class Elements {
     }
   }
 
+  /**
+   * Views F32 {@code data} for an all-reduce whose wire carries bfloat16: like {@link #open}, but segments
+   * are written as bfloat16 and widened on receipt. Call {@link #roundToWire} on the input before the
+   * algorithm and on the result after it, so that every rank ends with the same bits.
+   */
+  public static Elements openBf16Wire(DataBuffer data, Scratch scratch, int slot) {
+    if (data.dtype() != DType.F32) {
+      throw new IllegalArgumentException("BF16 wire compression needs F32 data, got " + data.dtype());
+    }
+    Object array = data.array();
+    int n = data.length();
+    if (array instanceof float[]) {
+      return new Bf16WireElements((float[]) array, data.offset(), n, null);
+    }
+    float[] w = scratch.workFloats(slot, n);
+    userView(data).asFloatBuffer().get(w, 0, n);
+    return new Bf16WireElements(w, 0, n, data);
+  }
+
+  /**
+   * Rounds elements {@code [off, off+n)} to what the wire can carry (a no-op unless the wire is narrower than
+   * the elements).
+   */
+  public void roundToWire(int off, int n) {
+  }
+
   /** Raw bytes (object collectives): copy-only, no reduction. */
   public static Elements ofBytes(byte[] data) {
     return new ByteElements(data, 0, data.length);
@@ -207,7 +233,7 @@ public abstract class Elements {
     v.put(src, off, n);
   }
 
-  static final class FloatElements extends Elements {
+  static class FloatElements extends Elements {
     final float[] array;
 
     FloatElements(float[] array, int base, int length, int wireCode, DataBuffer staged) {
@@ -244,6 +270,58 @@ public abstract class Elements {
     @Override
     public void divide(int off, int n, int divisor) {
       Kernels.divide(array, base + off, n, divisor);
+    }
+  }
+
+  /** F32 elements that travel as bfloat16: half the bytes on the wire, sums still formed in F32. */
+  static final class Bf16WireElements extends FloatElements {
+    Bf16WireElements(float[] array, int base, int length, DataBuffer staged) {
+      super(array, base, length, DType.F32_AS_BF16_WIRE_CODE, staged);
+    }
+
+    @Override
+    public int wireElementBytes() {
+      return Short.BYTES;
+    }
+
+    @Override
+    public void write(int off, int n, WireBuffer w) {
+      java.nio.ShortBuffer out = w.shorts();
+      int from = base + off;
+      for (int i = 0; i < n; i++) {
+        out.put(i, HalfFloats.floatToBf16(array[from + i]));
+      }
+      w.size(n * Short.BYTES);
+    }
+
+    @Override
+    public void read(int off, int n, WireBuffer w) {
+      java.nio.ShortBuffer in = w.shorts();
+      int to = base + off;
+      for (int i = 0; i < n; i++) {
+        array[to + i] = HalfFloats.bf16ToFloat(in.get(i));
+      }
+    }
+
+    @Override
+    public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
+      float[] acc = scratch.segmentFloats(0, n);
+      float[] in = scratch.segmentFloats(1, n);
+      System.arraycopy(array, base + off, acc, 0, n);
+      java.nio.ShortBuffer wire = w.shorts();
+      for (int i = 0; i < n; i++) {
+        in[i] = HalfFloats.bf16ToFloat(wire.get(i));
+      }
+      Kernels.reduce(acc, in, n, op);
+      System.arraycopy(acc, 0, array, base + off, n);
+    }
+
+    @Override
+    public void roundToWire(int off, int n) {
+      int from = base + off;
+      for (int i = 0; i < n; i++) {
+        array[from + i] = HalfFloats.bf16ToFloat(HalfFloats.floatToBf16(array[from + i]));
+      }
     }
   }
 

@@ -6,6 +6,7 @@ import java.nio.DoubleBuffer;
 import java.nio.FloatBuffer;
 import java.nio.IntBuffer;
 import java.nio.LongBuffer;
+import java.nio.ShortBuffer;
 
 /**
  * A fixed-capacity little-endian byte buffer that carries one segment of payload, with typed views made
@@ -14,6 +15,7 @@ import java.nio.LongBuffer;
  */
 public final class WireBuffer {
   private final ByteBuffer bytes;
+  private ShortBuffer shorts;
   private FloatBuffer floats;
   private DoubleBuffer doubles;
   private IntBuffer ints;
@@ -44,6 +46,13 @@ public final class WireBuffer {
       throw new IllegalArgumentException("size " + size + " outside [0, " + bytes.capacity() + "]");
     }
     this.size = size;
+  }
+
+  ShortBuffer shorts() {
+    if (shorts == null) {
+      shorts = bytes.duplicate().order(ByteOrder.LITTLE_ENDIAN).clear().asShortBuffer();
+    }
+    return shorts;
   }
 
   FloatBuffer floats() {
