@@ -1,23 +1,15 @@
 package io.sparkcollective.benchmarks;
 
-import java.awt.BasicStroke;
-import java.awt.Color;
-import java.awt.Font;
-import java.awt.Graphics2D;
-import java.awt.RenderingHints;
-import java.awt.image.BufferedImage;
+import io.sparkcollective.examples.report.LineChart;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import javax.imageio.ImageIO;
 
 /**
  * Turns the outputs of {@code benchmarks/compare-tcp.sh} into {@code report.md} (latency and busbw of
@@ -74,7 +66,8 @@ public final class SweepReport {
     StringBuilder md = new StringBuilder("# TCP all-reduce on loopback: spark-collective vs Open MPI (TCP)\n\n");
     md.append("float32 SUM, one process per rank, medians of 7 repetitions, measured back to back. Ratios < 1 for ")
         .append("latency and > 1 for busbw favour spark-collective.\n");
-    List<Series> series = new ArrayList<>();
+    LineChart chart = new LineChart("all-reduce busbw vs message size, float32 SUM on loopback", "bytes",
+        "busbw (GB/s)").logX().xTicks(SweepReport::bytes);
     for (int i = 1; i < args.length; i++) {
       int n = Integer.parseInt(args[i]);
       Map<Long, Row> mpi = parseTable(dir.resolve("mpi-" + n + ".txt"));
@@ -92,90 +85,28 @@ public final class SweepReport {
             m == null ? "-" : String.format(Locale.ROOT, "%.3f", m.busbw), o.busbw,
             m == null || m.busbw < 0.001 ? "-" : String.format(Locale.ROOT, "%.2f", o.busbw / m.busbw)));
       }
-      series.add(new Series("spark-collective N=" + n, ours, new Color(0x1f77b4), i - 1));
-      series.add(new Series("Open MPI TCP N=" + n, mpi, new Color(0xd62728), i - 1));
+      addSeries(chart, "spark-collective N=" + n, ours, false);
+      addSeries(chart, "Open MPI TCP N=" + n, mpi, true);
     }
     Files.writeString(dir.resolve("report.md"), md.toString());
-    chart(series, dir.resolve("chart.png"));
+    chart.write(dir.resolve("chart.png"));
     System.out.print(md);
   }
 
-  private static final class Series {
-    final String name;
-    final Map<Long, Row> rows;
-    final Color color;
-    final int dash;
-
-    Series(String name, Map<Long, Row> rows, Color color, int dash) {
-      this.name = name;
-      this.rows = rows;
-      this.color = color;
-      this.dash = dash;
+  private static void addSeries(LineChart chart, String name, Map<Long, Row> rows, boolean dashed) {
+    double[] x = new double[rows.size()];
+    double[] y = new double[rows.size()];
+    int i = 0;
+    for (Row r : rows.values()) {
+      x[i] = r.bytes;
+      y[i++] = r.busbw;
     }
+    chart.add(name, x, y, dashed);
   }
 
-  private static void chart(List<Series> series, Path png) throws IOException {
-    int w = 900;
-    int h = 520;
-    int left = 80;
-    int right = 260;
-    int top = 40;
-    int bottom = 60;
-    BufferedImage img = new BufferedImage(w, h, BufferedImage.TYPE_INT_RGB);
-    Graphics2D g = img.createGraphics();
-    g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
-    g.setColor(Color.WHITE);
-    g.fillRect(0, 0, w, h);
-    double maxBus = 0.1;
-    for (Series s : series) {
-      for (Row r : s.rows.values()) {
-        maxBus = Math.max(maxBus, r.busbw);
-      }
-    }
-    double minLog = Math.log10(4);
-    double maxLog = Math.log10(64 << 20);
-    g.setColor(Color.BLACK);
-    g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
-    g.drawString("all-reduce busbw (GB/s) vs message size, float32 SUM on loopback", left, 22);
-    g.drawLine(left, h - bottom, w - right, h - bottom);
-    g.drawLine(left, top, left, h - bottom);
-    for (long b = 4; b <= (64L << 20); b *= 16) {
-      int x = left + (int) ((Math.log10(b) - minLog) / (maxLog - minLog) * (w - left - right));
-      g.drawLine(x, h - bottom, x, h - bottom + 4);
-      g.drawString(b >= (1 << 20) ? (b >> 20) + "M" : b >= 1024 ? (b >> 10) + "K" : b + "", x - 10, h - bottom + 18);
-    }
-    for (int i = 0; i <= 4; i++) {
-      double v = maxBus * i / 4;
-      int y = h - bottom - (int) (v / maxBus * (h - top - bottom));
-      g.drawString(String.format(Locale.ROOT, "%.2f", v), 30, y + 4);
-      g.setColor(new Color(0xdddddd));
-      g.drawLine(left + 1, y, w - right, y);
-      g.setColor(Color.BLACK);
-    }
-    g.drawString("bytes", (w - right + left) / 2, h - 15);
-    int legendY = top + 10;
-    for (Series s : series) {
-      g.setColor(s.color);
-      float[] pattern = s.dash == 0 ? null : new float[] {6f, 4f};
-      g.setStroke(new BasicStroke(2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, pattern, 0f));
-      int px = -1;
-      int py = -1;
-      for (Row r : s.rows.values()) {
-        int x = left + (int) ((Math.log10(r.bytes) - minLog) / (maxLog - minLog) * (w - left - right));
-        int y = h - bottom - (int) (r.busbw / maxBus * (h - top - bottom));
-        if (px >= 0) {
-          g.drawLine(px, py, x, y);
-        }
-        g.fillOval(x - 3, y - 3, 6, 6);
-        px = x;
-        py = y;
-      }
-      g.drawLine(w - right + 15, legendY, w - right + 45, legendY);
-      g.setColor(Color.BLACK);
-      g.drawString(s.name, w - right + 52, legendY + 4);
-      legendY += 20;
-    }
-    g.dispose();
-    ImageIO.write(img, "png", png.toFile());
+  /** 4, 64, 1K, 16K, 1M, 64M. */
+  static String bytes(double b) {
+    long v = Math.round(b);
+    return v >= (1 << 20) ? (v >> 20) + "M" : v >= 1024 ? (v >> 10) + "K" : Long.toString(v);
   }
 }

@@ -185,7 +185,7 @@ public final class TrainingJob {
   }
 
   /** Executors to wait for: E of local-cluster[E,C,M], none in local mode, else spark.executor.instances. */
-  static int expectedExecutors(String master, SparkConf conf) {
+  public static int expectedExecutors(String master, SparkConf conf) {
     java.util.regex.Matcher m = java.util.regex.Pattern.compile("local-cluster\\[\\s*(\\d+)\\s*,.*").matcher(master);
     if (m.matches()) {
       return Integer.parseInt(m.group(1));

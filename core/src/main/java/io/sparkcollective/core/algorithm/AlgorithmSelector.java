@@ -21,7 +21,7 @@ public final class AlgorithmSelector {
     this.forced = forced;
   }
 
-  /** The concrete algorithm for a call that asked for {@code requested}. */
+  /** The concrete algorithm for a call that asked for {@code requested}, ignoring process boundaries. */
   public Algorithm select(Algorithm requested, long bytes, int ranks) {
     if (requested != Algorithm.AUTO) {
       return requested;
@@ -29,6 +29,21 @@ public final class AlgorithmSelector {
     if (forced != Algorithm.AUTO) {
       return forced;
     }
+    return table(bytes, ranks);
+  }
+
+  /**
+   * The algorithm, and for HIERARCHICAL the one its leaders run, for a call on {@code ranks} ranks spread over
+   * {@code nodeCount} processes: AUTO takes HIERARCHICAL when some process holds several ranks of a group
+   * that spans several processes.
+   */
+  public Algorithm[] select(Algorithm requested, long bytes, int ranks, int nodeCount) {
+    Algorithm a = requested != Algorithm.AUTO ? requested : forced != Algorithm.AUTO ? forced
+        : nodeCount > 1 && nodeCount < ranks ? Algorithm.HIERARCHICAL : table(bytes, ranks);
+    return new Algorithm[] {a, a == Algorithm.HIERARCHICAL ? table(bytes, nodeCount) : null};
+  }
+
+  private Algorithm table(long bytes, int ranks) {
     if (bytes <= directMaxBytes && ranks <= directMaxRanks) {
       return Algorithm.DIRECT;
     }
@@ -49,5 +64,11 @@ public final class AlgorithmSelector {
       default:
         throw new IllegalArgumentException("no implementation for " + algorithm);
     }
+  }
+
+  /** The implementation of {@code choice} (from {@link #select(Algorithm, long, int, int)}) over {@code nodes}. */
+  public static AllReduceAlgorithm implementation(Algorithm[] choice, int[] nodes) {
+    return choice[0] == Algorithm.HIERARCHICAL ? new HierarchicalAllReduce(nodes, implementation(choice[1]))
+        : implementation(choice[0]);
   }
 }

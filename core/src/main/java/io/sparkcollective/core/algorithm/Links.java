@@ -39,6 +39,13 @@ public interface Links {
   /** Combines the stashed copy into {@code [off, off+n)}. */
   void reduceFromStash(int off, int n);
 
+  /**
+   * Rounds {@code [off, off+n)} to what the wire carries (bfloat16 under wire compression; otherwise nothing),
+   * so that a rank's own copy of a value equals what its peers receive.
+   */
+  default void roundToWire(int off, int n) {
+  }
+
   /** Number of segments a move of {@code n} elements takes (at least 1). */
   default int segmentsOf(int n) {
     int seg = segmentElements();

@@ -13,5 +13,28 @@ public enum Algorithm {
   /** Every rank sends its whole vector to every peer; one step. Best for small messages. */
   DIRECT,
   /** Recursive halving reduce-scatter and recursive doubling all-gather (Rabenseifner). */
-  HALVING_DOUBLING
+  HALVING_DOUBLING,
+  /**
+   * Two levels, for groups whose ranks share processes (executors): each process's ranks reduce into its
+   * lowest rank in memory, those leaders all-reduce across processes (RING, DIRECT or HALVING_DOUBLING by
+   * size, over the number of processes), and each leader hands the result to its local ranks. AUTO picks it
+   * whenever the group spans several processes and one of them holds two ranks or more.
+   */
+  HIERARCHICAL;
+
+  /** The code frames carry for {@code algorithm} (with {@code inner} for HIERARCHICAL). */
+  public static int wireCode(Algorithm algorithm, Algorithm inner) {
+    return algorithm == HIERARCHICAL ? HIERARCHICAL.ordinal() | (inner.ordinal() << 4) : algorithm.ordinal();
+  }
+
+  /** How a frame's algorithm code is named in error messages, e.g. {@code HIERARCHICAL(RING)}. */
+  public static String nameOfWireCode(int code) {
+    int outer = code & 0xF;
+    int inner = code >>> 4;
+    Algorithm[] all = values();
+    if (outer <= 0 || outer >= all.length || inner >= all.length) {
+      return "algorithm#" + code;
+    }
+    return outer == HIERARCHICAL.ordinal() ? "HIERARCHICAL(" + all[inner] + ")" : all[outer].name();
+  }
 }

@@ -51,7 +51,8 @@ public final class CollectiveConfig {
     key(OPERATION_TIMEOUT_MS, "60000", "Deadline of one collective operation, unless its options say otherwise.");
     key(SEGMENT_BYTES, "262144", "Largest payload of one frame; large messages are cut into segments of this "
         + "size so that sending one overlaps reducing the previous (a power of two, 4 KiB to 64 MiB).");
-    key(ALGORITHM, "AUTO", "All-reduce algorithm: AUTO (by size), RING, DIRECT or HALVING_DOUBLING.");
+    key(ALGORITHM, "AUTO",
+        "All-reduce algorithm: AUTO (by size and placement), RING, DIRECT, HALVING_DOUBLING or HIERARCHICAL.");
     key(DIRECT_MAX_BYTES, "16384", "AUTO uses DIRECT up to this many bytes (if the group is small enough).");
     key(DIRECT_MAX_RANKS, "8", "AUTO uses DIRECT only for groups of at most this many ranks.");
     key(RING_MIN_BYTES, "4194304", "AUTO uses RING from this many bytes on, HALVING_DOUBLING below.");

@@ -1,6 +1,7 @@
 package io.sparkcollective.core.engine;
 
 import io.sparkcollective.core.algorithm.AlgorithmSelector;
+import io.sparkcollective.core.algorithm.HierarchicalAllReduce;
 import io.sparkcollective.core.algorithm.BroadcastAlgorithms;
 import io.sparkcollective.core.algorithm.DisseminationBarrier;
 import io.sparkcollective.core.algorithm.Partition;
@@ -50,6 +51,9 @@ public final class EngineCommunicator implements Communicator {
   private final AlgorithmSelector selector;
   private final int rank;
   private final int size;
+  /** Process of every rank (ranks of one executor share one) and how many processes there are. */
+  private final int[] nodes;
+  private final int nodeCount;
   private final long[] collectiveSeq = new long[CollectiveOptions.MAX_TAGS];
   private final long[] sendSeq;
   private final long[] recvSeq;
@@ -66,6 +70,8 @@ public final class EngineCommunicator implements Communicator {
     this.size = transport.size();
     this.selector = new AlgorithmSelector(
         config.directMaxBytes(), config.directMaxRanks(), config.ringMinBytes(), config.algorithm());
+    this.nodes = transport.nodes();
+    this.nodeCount = HierarchicalAllReduce.nodeCount(nodes);
     this.sendSeq = new long[size * CollectiveOptions.MAX_TAGS];
     this.recvSeq = new long[size * CollectiveOptions.MAX_TAGS];
   }
@@ -119,12 +125,13 @@ public final class EngineCommunicator implements Communicator {
     long timeoutMs = timeoutMs(options);
     // The algorithm is chosen by the bytes that cross the wire.
     long wireBytes = bf16Wire ? data.byteLength() / 2 : data.byteLength();
-    Algorithm algorithm = selector.select(options.algorithm(), wireBytes, size);
+    Algorithm[] choice = selector.select(options.algorithm(), wireBytes, size, nodeCount);
+    int algorithmCode = Algorithm.wireCode(choice[0], choice[1]);
     return () -> execute(kind, seq, data.byteLength(), ctx -> {
       Elements el = bf16Wire ? Elements.openBf16Wire(data, ctx.scratch, 0) : Elements.open(data, ctx.scratch, 0);
       el.roundToWire(0, el.length());
-      ctx.begin(kind, tag, tag, seq, el, op, -1, algorithm.ordinal(), timeoutMs);
-      AlgorithmSelector.implementation(algorithm).allReduce(ctx);
+      ctx.begin(kind, tag, tag, seq, el, op, -1, algorithmCode, timeoutMs);
+      AlgorithmSelector.implementation(choice, nodes).allReduce(ctx);
       // The owner of a block holds its F32 sum, the others the rounded copy they received: round both.
       el.roundToWire(0, el.length());
       if (op == ReduceOp.AVG) {

@@ -195,6 +195,11 @@ final class OpContext implements Links {
     elements.reduce(off, n, stash.payload(), op, scratch);
   }
 
+  @Override
+  public void roundToWire(int off, int n) {
+    elements.roundToWire(off, n);
+  }
+
   /** Copies {@code [0, n)} of {@code from} into {@code [dstOff, dstOff+n)} of this operation's vector. */
   void copyLocal(Elements from, int dstOff) {
     int n = from.length();

@@ -130,8 +130,8 @@ public final class Frame {
     if (root >= 0) {
       sb.append(", root=").append(root);
     }
-    if (algorithm > 0 && algorithm < Algorithm.values().length) {
-      sb.append(", ").append(Algorithm.values()[algorithm]);
+    if (algorithm > 0) {
+      sb.append(", ").append(Algorithm.nameOfWireCode(algorithm));
     }
     return sb.append(')').toString();
   }

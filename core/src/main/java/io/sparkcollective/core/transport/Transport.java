@@ -17,6 +17,18 @@ public interface Transport extends AutoCloseable {
 
   int size();
 
+  /**
+   * The process ("node") of every rank, as small integers: ranks with the same value share a process and
+   * exchange data in memory. By default every rank is its own node.
+   */
+  default int[] nodes() {
+    int[] nodes = new int[size()];
+    for (int i = 0; i < nodes.length; i++) {
+      nodes[i] = i;
+    }
+    return nodes;
+  }
+
   /** How to name a rank in messages, e.g. {@code rank 3} or {@code rank 3 (10.0.0.5:7077)}. */
   String describe(int rank);
 

@@ -56,6 +56,33 @@ public final class TcpCluster implements AutoCloseable {
     }
   }
 
+  /**
+   * Forms group {@code name} with rank r on endpoint {@code endpointOf[r]}: several ranks per endpoint are
+   * several tasks of one executor.
+   */
+  public List<Communicator> group(String name, int[] endpointOf) throws Exception {
+    int n = endpointOf.length;
+    List<InetSocketAddress> peers = new ArrayList<>();
+    for (int r = 0; r < n; r++) {
+      peers.add(addresses().get(endpointOf[r]));
+    }
+    ExecutorService pool = Executors.newFixedThreadPool(n);
+    try {
+      List<Future<Communicator>> joins = new ArrayList<>();
+      for (int r = 0; r < n; r++) {
+        int rank = r;
+        joins.add(pool.submit(() -> TcpGroup.join(endpoints.get(endpointOf[rank]), name, rank, peers, config)));
+      }
+      List<Communicator> comms = new ArrayList<>();
+      for (Future<Communicator> f : joins) {
+        comms.add(f.get());
+      }
+      return comms;
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
   @Override
   public void close() {
     for (NettyEndpoint e : endpoints) {

@@ -110,6 +110,11 @@ public final class FaultInjectingTransport implements Transport {
   }
 
   @Override
+  public int[] nodes() {
+    return delegate.nodes();
+  }
+
+  @Override
   public String describe(int rank) {
     return delegate.describe(rank);
   }

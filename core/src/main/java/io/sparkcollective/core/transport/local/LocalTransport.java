@@ -42,6 +42,12 @@ public final class LocalTransport implements Transport {
     return size;
   }
 
+  /** Every rank is a thread of this process: one node. */
+  @Override
+  public int[] nodes() {
+    return new int[size()];
+  }
+
   @Override
   public String describe(int r) {
     return "rank " + r;

@@ -83,6 +83,17 @@ public final class TcpTransport implements Transport {
     return size;
   }
 
+  /** Ranks whose endpoints have the same address share a process (an executor). */
+  @Override
+  public int[] nodes() {
+    int[] nodes = new int[size];
+    java.util.Map<InetSocketAddress, Integer> ids = new java.util.HashMap<>();
+    for (int r = 0; r < size; r++) {
+      nodes[r] = ids.computeIfAbsent(peerAddresses[r], a -> ids.size());
+    }
+    return nodes;
+  }
+
   @Override
   public String describe(int r) {
     return "rank " + r + " (" + peerKeys[r] + ")";

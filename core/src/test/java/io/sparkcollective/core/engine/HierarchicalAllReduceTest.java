@@ -1,0 +1,205 @@
+package io.sparkcollective.core.engine;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sparkcollective.core.algorithm.AlgorithmSelector;
+import io.sparkcollective.core.api.Algorithm;
+import io.sparkcollective.core.api.CollectiveException;
+import io.sparkcollective.core.api.CollectiveMismatchException;
+import io.sparkcollective.core.api.CollectiveOptions;
+import io.sparkcollective.core.api.Communicator;
+import io.sparkcollective.core.api.DType;
+import io.sparkcollective.core.api.DataBuffer;
+import io.sparkcollective.core.api.ReduceOp;
+import io.sparkcollective.core.config.CollectiveConfig;
+import io.sparkcollective.core.testing.GroupHarness;
+import io.sparkcollective.core.testing.GroupHarness.Outcome;
+import io.sparkcollective.core.testing.NodeMapTransport;
+import io.sparkcollective.core.testing.TcpCluster;
+import io.sparkcollective.core.transport.fault.FaultInjectingTransport;
+import io.sparkcollective.core.transport.fault.FaultPolicy;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** Ranks that share processes: reduce in the process, all-reduce across processes, share in the process. */
+@Timeout(300)
+class HierarchicalAllReduceTest {
+  private static final Duration LIMIT = Duration.ofSeconds(60);
+
+  private static LocalGroup placed(int[] nodes) {
+    return LocalGroup.create(nodes.length,
+        CollectiveConfig.from(Map.of(CollectiveConfig.SEGMENT_BYTES, "4096")), t -> new NodeMapTransport(t, nodes));
+  }
+
+  /** Integer-valued, so every order of summation gives the exact same float. */
+  private static float value(int rank, int i) {
+    return (i * 13 + rank * 7) % 41 - 20;
+  }
+
+  static Stream<Arguments> placements() {
+    return Stream.of(new int[] {0, 0, 1, 1}, new int[] {0, 1, 1, 2, 2, 2}, new int[] {0, 0, 0, 1},
+        new int[] {1, 0, 1, 0, 1}, new int[] {0, 0, 0}, new int[] {0, 1, 2}, new int[] {3, 3, 2, 2, 1, 1, 0, 0, 0})
+        .map(Arguments::of);
+  }
+
+  @ParameterizedTest(name = "ranks on processes {0}")
+  @MethodSource("placements")
+  void shouldMatchTheSequentialReductionOnEveryRankBitForBit(int[] nodes) {
+    int n = nodes.length;
+    LocalGroup group = placed(nodes);
+    try {
+      for (Algorithm a : new Algorithm[] {Algorithm.HIERARCHICAL, Algorithm.AUTO}) {
+        for (int len : new int[] {0, 1, n + 1, 3001}) {
+          for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.MAX, ReduceOp.AVG}) {
+            List<float[]> out = GroupHarness.run(group, LIMIT, comm -> {
+              float[] x = new float[len];
+              for (int i = 0; i < len; i++) {
+                x[i] = value(comm.rank(), i);
+              }
+              comm.allReduce(DataBuffer.of(x), op, CollectiveOptions.DEFAULT.withAlgorithm(a));
+              return x;
+            });
+            float[] expected = new float[len];
+            for (int i = 0; i < len; i++) {
+              float acc = op == ReduceOp.MAX ? Float.NEGATIVE_INFINITY : 0;
+              for (int r = 0; r < n; r++) {
+                acc = op == ReduceOp.MAX ? Math.max(acc, value(r, i)) : acc + value(r, i);
+              }
+              expected[i] = op == ReduceOp.AVG ? acc / n : acc;
+            }
+            for (int r = 0; r < n; r++) {
+              assertArrayEquals(expected, out.get(r), a + " " + op + " len " + len + " rank " + r);
+            }
+          }
+        }
+      }
+      // Integers and doubles too, and bfloat16 on the wire (every rank the same bits).
+      List<long[]> ints = GroupHarness.run(group, LIMIT, comm -> {
+        long[] x = {Long.MAX_VALUE, comm.rank(), -comm.rank()};
+        comm.allReduce(x, ReduceOp.SUM);
+        return x;
+      });
+      long sumRanks = (long) n * (n - 1) / 2;
+      for (long[] x : ints) {
+        assertArrayEquals(new long[] {Long.MAX_VALUE * n, sumRanks, -sumRanks}, x);
+      }
+      List<float[]> bf16 = GroupHarness.run(group, LIMIT, comm -> {
+        float[] x = new float[2000];
+        for (int i = 0; i < x.length; i++) {
+          x[i] = (float) Math.sin(i + comm.rank());
+        }
+        comm.allReduce(DataBuffer.of(x), ReduceOp.SUM, CollectiveOptions.DEFAULT.withWireType(DType.BF16));
+        return x;
+      });
+      for (float[] x : bf16) {
+        assertArrayEquals(bf16.get(0), x);
+      }
+    } finally {
+      GroupHarness.closeAll(group);
+    }
+    assertEquals(0, group.fabric().pool().outstanding(), "frames leaked");
+  }
+
+  @Test
+  void autoPicksHierarchicalOnlyWhenAProcessHoldsSeveralRanksOfAMultiProcessGroup() {
+    AlgorithmSelector s = new AlgorithmSelector(16384, 8, 4 << 20, Algorithm.AUTO);
+    assertEquals(Algorithm.HIERARCHICAL, s.select(Algorithm.AUTO, 1 << 20, 4, 2)[0]);
+    assertEquals(Algorithm.HALVING_DOUBLING, s.select(Algorithm.AUTO, 1 << 20, 4, 2)[1], "inner, by 2 processes");
+    assertEquals(Algorithm.RING, s.select(Algorithm.AUTO, 64 << 20, 8, 2)[1]);
+    assertEquals(Algorithm.DIRECT, s.select(Algorithm.AUTO, 4, 4, 2)[1]);
+    assertEquals(Algorithm.HALVING_DOUBLING, s.select(Algorithm.AUTO, 1 << 20, 4, 4)[0], "one rank per process");
+    assertEquals(Algorithm.HALVING_DOUBLING, s.select(Algorithm.AUTO, 1 << 20, 4, 1)[0], "one process");
+    assertEquals(Algorithm.RING, s.select(Algorithm.RING, 1 << 20, 4, 2)[0], "a forced algorithm wins");
+  }
+
+  @ParameterizedTest(name = "link breaks at step {0}")
+  @MethodSource("steps")
+  void shouldFailEveryRankFastWhenALinkBreaksInAnyPhase(int step) {
+    int[] nodes = {0, 0, 1, 1, 2};
+    FaultPolicy policy = FaultPolicy.breakFirstLinkAtStep(step);
+    LocalGroup group = LocalGroup.create(nodes.length, CollectiveConfig.from(Map.of(CollectiveConfig.SEGMENT_BYTES,
+        "4096")), t -> new NodeMapTransport(new FaultInjectingTransport(t, policy), nodes));
+    try {
+      List<Outcome<float[]>> outcomes = GroupHarness.runAll(group, LIMIT, comm -> {
+        float[] x = new float[20_000];
+        Arrays.fill(x, comm.rank() + 1);
+        comm.allReduce(DataBuffer.of(x), ReduceOp.SUM, CollectiveOptions.DEFAULT.withTimeout(Duration.ofSeconds(30))
+            .withAlgorithm(Algorithm.HIERARCHICAL));
+        return x;
+      });
+      int failed = 0;
+      for (Outcome<float[]> o : outcomes) {
+        assertTrue(o.elapsedMs < 2000, o + " took too long");
+        if (o.error != null) {
+          assertInstanceOf(CollectiveException.class, o.error, o.toString());
+          failed++;
+        } else {
+          float[] expected = new float[20_000];
+          Arrays.fill(expected, 15);
+          assertArrayEquals(expected, o.value, "a rank that returns has the right sum: " + o);
+        }
+      }
+      assertTrue(failed >= 2, "both ends of the broken link fail: " + outcomes);
+    } finally {
+      GroupHarness.closeAll(group);
+    }
+  }
+
+  static Stream<Arguments> steps() {
+    // Phase 1 (0), the leaders' ring of three (1 to 4), phase 3.
+    return Stream.of(0, 1, 2, 3, 4, 1 << 24).map(Arguments::of);
+  }
+
+  @Test
+  void shouldRunOverTcpWithTwoRanksPerEndpointAndNameTheAlgorithmWhenRanksDisagree() throws Exception {
+    CollectiveConfig config = CollectiveConfig.from(Map.of(CollectiveConfig.CHECKSUM, "true"));
+    try (TcpCluster cluster = new TcpCluster(2, config)) {
+      List<Communicator> group = cluster.group("hier", new int[] {0, 0, 1, 1});
+      try {
+        for (int len : new int[] {3, 100_003, 1 << 20}) {
+          List<float[]> out = GroupHarness.run(group, LIMIT, comm -> {
+            float[] x = new float[len];
+            for (int i = 0; i < len; i++) {
+              x[i] = value(comm.rank(), i);
+            }
+            comm.allReduce(x, ReduceOp.SUM);
+            return x;
+          });
+          for (int i = 0; i < len; i += 997) {
+            float exact = value(0, i) + value(1, i) + value(2, i) + value(3, i);
+            for (float[] x : out) {
+              assertEquals(exact, x[i], "element " + i);
+            }
+          }
+        }
+        List<Outcome<Void>> bad = GroupHarness.runAll(group, LIMIT, comm -> {
+          comm.allReduce(new float[comm.rank() == 3 ? 11 : 10], ReduceOp.SUM);
+          return null;
+        });
+        int mismatches = 0;
+        for (Outcome<Void> o : bad) {
+          // Ranks that saw the other call throw the mismatch; the rest hear of it through the ABORT.
+          assertInstanceOf(CollectiveException.class, o.error, o.toString());
+          mismatches += o.error instanceof CollectiveMismatchException ? 1 : 0;
+          assertTrue(o.error.getMessage().contains("HIERARCHICAL(DIRECT)"), o.error.getMessage());
+          assertTrue(o.error.getMessage().contains("count=10") && o.error.getMessage().contains("count=11"),
+              o.error.getMessage());
+        }
+        assertTrue(mismatches >= 1, bad.toString());
+      } finally {
+        GroupHarness.closeAll(group);
+      }
+    }
+  }
+}
