@@ -1,6 +1,7 @@
 package io.sparkcollective.core.engine;
 
 import io.sparkcollective.core.algorithm.AlgorithmSelector;
+import io.sparkcollective.core.algorithm.AllReduceAlgorithm;
 import io.sparkcollective.core.algorithm.HierarchicalAllReduce;
 import io.sparkcollective.core.algorithm.BroadcastAlgorithms;
 import io.sparkcollective.core.algorithm.DisseminationBarrier;
@@ -131,7 +132,7 @@ public final class EngineCommunicator implements Communicator {
       Elements el = bf16Wire ? Elements.openBf16Wire(data, ctx.scratch, 0) : Elements.open(data, ctx.scratch, 0);
       el.roundToWire(0, el.length());
       ctx.begin(kind, tag, tag, seq, el, op, -1, algorithmCode, timeoutMs);
-      AlgorithmSelector.implementation(choice, nodes).allReduce(ctx);
+      implementation(choice).allReduce(ctx);
       // The owner of a block holds its F32 sum, the others the rounded copy they received: round both.
       el.roundToWire(0, el.length());
       if (op == ReduceOp.AVG) {
@@ -140,6 +141,23 @@ public final class EngineCommunicator implements Communicator {
       }
       el.commit();
     });
+  }
+
+  /** Hierarchical all-reduces over this group's placement, one per inner algorithm, made on first use. */
+  private final AllReduceAlgorithm[] hierarchical = new AllReduceAlgorithm[Algorithm.values().length];
+
+  private AllReduceAlgorithm implementation(Algorithm[] choice) {
+    if (choice[0] != Algorithm.HIERARCHICAL) {
+      return AlgorithmSelector.implementation(choice[0]);
+    }
+    synchronized (hierarchical) {
+      AllReduceAlgorithm a = hierarchical[choice[1].ordinal()];
+      if (a == null) {
+        a = AlgorithmSelector.implementation(choice, nodes);
+        hierarchical[choice[1].ordinal()] = a;
+      }
+      return a;
+    }
   }
 
   // -------------------------------------------------------------------------------------- reduce-scatter

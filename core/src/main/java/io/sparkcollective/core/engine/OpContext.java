@@ -38,6 +38,7 @@ final class OpContext implements Links {
   private int opCode;
   private int root;
   private int algorithmCode;
+  private CallSignature signature;
   private long timeoutMs;
   private long deadlineNanos;
   private int segmentElements;
@@ -62,6 +63,7 @@ final class OpContext implements Links {
     this.opCode = op == null ? ReduceOp.NONE_WIRE_CODE : op.wireCode();
     this.root = root;
     this.algorithmCode = algorithmCode;
+    this.signature = null;
     this.timeoutMs = timeoutMs;
     this.deadlineNanos = transport.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
     this.segmentElements = Math.max(1, segmentBytes / elements.wireElementBytes());
@@ -170,8 +172,13 @@ final class OpContext implements Links {
     }
   }
 
+  /** This operation's call as frames must show it (made once per operation, on first need). */
   private CallSignature signature() {
-    return new CallSignature(kind.wireCode(), elements.length(), elements.wireCode(), opCode, root, algorithmCode);
+    if (signature == null) {
+      signature = new CallSignature(kind.wireCode(), elements.length(), elements.wireCode(), opCode, root,
+          algorithmCode);
+    }
+    return signature;
   }
 
   @Override

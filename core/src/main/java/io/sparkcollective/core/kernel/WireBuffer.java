@@ -15,6 +15,9 @@ import java.nio.ShortBuffer;
  */
 public final class WireBuffer {
   private final ByteBuffer bytes;
+  private final ByteBuffer whole;
+  private final int headroom;
+  private ByteBuffer view;
   private ShortBuffer shorts;
   private FloatBuffer floats;
   private DoubleBuffer doubles;
@@ -23,8 +26,39 @@ public final class WireBuffer {
   private int size;
 
   public WireBuffer(int capacity, boolean direct) {
-    ByteBuffer b = direct ? ByteBuffer.allocateDirect(capacity) : ByteBuffer.allocate(capacity);
-    this.bytes = b.order(ByteOrder.LITTLE_ENDIAN);
+    this(capacity, direct, 0);
+  }
+
+  /**
+   * A buffer with {@code headroom} bytes before the payload, where a transport writes its message header so
+   * that header and payload leave in one piece without a copy.
+   */
+  public WireBuffer(int capacity, boolean direct, int headroom) {
+    ByteBuffer b = direct ? ByteBuffer.allocateDirect(capacity + headroom) : ByteBuffer.allocate(capacity + headroom);
+    this.whole = b.order(ByteOrder.LITTLE_ENDIAN);
+    this.headroom = headroom;
+    this.bytes = b.duplicate().position(headroom).slice().order(ByteOrder.LITTLE_ENDIAN);
+  }
+
+  /** The headroom followed by the payload area (capacity {@code headroom() + capacity()}). */
+  public ByteBuffer withHeadroom() {
+    return whole;
+  }
+
+  public int headroom() {
+    return headroom;
+  }
+
+  /**
+   * {@link #bytes()} with position 0 and limit {@code n}: one view kept for the owner's relative transfers, so
+   * filling the buffer allocates nothing.
+   */
+  public ByteBuffer view(int n) {
+    if (view == null) {
+      view = bytes.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+    }
+    view.clear().limit(n);
+    return view;
   }
 
   /** The whole buffer; payload is {@code [0, size())}. Callers must not change its order. */

@@ -30,9 +30,20 @@ public final class Frame {
   private long count;
   private long offset;
 
-  Frame(int capacity, int sizeClass) {
-    this.payload = new WireBuffer(capacity, true);
+  private Object attachment;
+
+  Frame(int capacity, int sizeClass, int headroom) {
+    this.payload = new WireBuffer(capacity, true, headroom);
     this.sizeClass = sizeClass;
+  }
+
+  /** What a transport keeps with this frame across uses (e.g. its wrapper for the network library). */
+  public Object attachment() {
+    return attachment;
+  }
+
+  public void attach(Object attachment) {
+    this.attachment = attachment;
   }
 
   /** Fills the header; the payload is written separately. */

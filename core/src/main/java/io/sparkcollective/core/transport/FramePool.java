@@ -17,8 +17,16 @@ public final class FramePool {
   private final AtomicLong outstanding = new AtomicLong();
   private final AtomicLong allocated = new AtomicLong();
 
-  @SuppressWarnings({"unchecked", "rawtypes"})
+  private final int headroom;
+
   public FramePool(int maxCapacity) {
+    this(maxCapacity, 0);
+  }
+
+  /** A pool whose frames keep {@code headroom} bytes before the payload for a transport's header. */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  public FramePool(int maxCapacity, int headroom) {
+    this.headroom = headroom;
     if (maxCapacity < MIN_CAPACITY) {
       throw new IllegalArgumentException("max frame capacity " + maxCapacity + " < " + MIN_CAPACITY);
     }
@@ -47,7 +55,7 @@ public final class FramePool {
       f = q.pollFirst();
     }
     if (f == null) {
-      f = new Frame(MIN_CAPACITY << c, c);
+      f = new Frame(MIN_CAPACITY << c, c, headroom);
       allocated.incrementAndGet();
     }
     outstanding.incrementAndGet();

@@ -6,14 +6,13 @@ import io.sparkcollective.core.time.NanoClock;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The receiving side shared by transports: one queue per source rank, matched by (stream, sequence), and
  * the rank's failure state. A failure wakes every waiter at once, so no receive outlives the group.
  *
- * <p>Locking: each source queue has its own lock; {@link #fail} takes them one after another.
+ * <p>Locking: each source queue is its own monitor; {@link #fail} takes them one after another.
  */
 public final class Inbox {
   private final SourceQueue[] queues;
@@ -35,15 +34,12 @@ public final class Inbox {
   /** Adds a frame from {@code source}; takes ownership (released at once if this rank is closed). */
   public void deliver(int source, Frame frame) {
     SourceQueue q = queues[source];
-    q.lock.lock();
-    try {
+    synchronized (q) {
       if (!closed) {
         q.add(frame);
-        q.arrived.signalAll();
+        q.wakeAll();
         return;
       }
-    } finally {
-      q.lock.unlock();
     }
     pool.release(frame);
   }
@@ -51,9 +47,10 @@ public final class Inbox {
   /** See {@link Transport#receive}. */
   public Frame receive(int source, int stream, long seq, long deadlineNanos) {
     SourceQueue q = queues[source];
-    q.lock.lock();
-    try {
-      while (true) {
+    Thread me = Thread.currentThread();
+    while (true) {
+      long remaining;
+      synchronized (q) {
         CollectiveException f = failure.get();
         if (f != null) {
           throw f;
@@ -65,18 +62,22 @@ public final class Inbox {
         if (q.gone != null) {
           throw q.gone;
         }
-        long remaining = deadlineNanos - clock.nanoTime();
+        remaining = deadlineNanos - clock.nanoTime();
         if (remaining <= 0) {
           return null;
         }
-        // Bounded wait so that a manual clock in tests advances deadlines without a signal.
-        q.arrived.awaitNanos(Math.min(remaining, TimeUnit.MILLISECONDS.toNanos(50)));
+        q.addWaiter(me);
       }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new CollectiveException("interrupted while waiting for a frame from rank " + source, e);
-    } finally {
-      q.lock.unlock();
+      // Parking (not a Condition, whose every wait allocates a node) keeps the receive path allocation-free;
+      // a frame that arrives before the park leaves a permit, so no wake-up is lost. The wait is bounded so
+      // that a manual clock in tests advances deadlines without a signal.
+      LockSupport.parkNanos(this, Math.min(remaining, TimeUnit.MILLISECONDS.toNanos(50)));
+      synchronized (q) {
+        q.removeWaiter(me);
+      }
+      if (me.isInterrupted()) {
+        throw new CollectiveException("interrupted while waiting for a frame from rank " + source);
+      }
     }
   }
 
@@ -84,11 +85,8 @@ public final class Inbox {
   public boolean fail(CollectiveException cause) {
     boolean first = failure.compareAndSet(null, cause);
     for (SourceQueue q : queues) {
-      q.lock.lock();
-      try {
-        q.arrived.signalAll();
-      } finally {
-        q.lock.unlock();
+      synchronized (q) {
+        q.wakeAll();
       }
     }
     return first;
@@ -100,14 +98,11 @@ public final class Inbox {
    */
   public void markGone(int source, CollectiveException why) {
     SourceQueue q = queues[source];
-    q.lock.lock();
-    try {
+    synchronized (q) {
       if (q.gone == null) {
         q.gone = why;
       }
-      q.arrived.signalAll();
-    } finally {
-      q.lock.unlock();
+      q.wakeAll();
     }
   }
 
@@ -139,12 +134,9 @@ public final class Inbox {
   public void close() {
     closed = true;
     for (SourceQueue q : queues) {
-      q.lock.lock();
-      try {
+      synchronized (q) {
         q.drainTo(pool);
-        q.arrived.signalAll();
-      } finally {
-        q.lock.unlock();
+        q.wakeAll();
       }
     }
   }
@@ -161,8 +153,7 @@ public final class Inbox {
         continue;
       }
       SourceQueue q = queues[source];
-      q.lock.lock();
-      try {
+      synchronized (q) {
         int mask = q.ring.length - 1;
         for (int i = 0; i < q.count; i++) {
           Frame f = q.ring[(q.head + i) & mask];
@@ -171,8 +162,6 @@ public final class Inbox {
             return differs + ": rank " + source + " called " + f.describeCall();
           }
         }
-      } finally {
-        q.lock.unlock();
       }
     }
     return null;
@@ -182,11 +171,8 @@ public final class Inbox {
   public int queued() {
     int n = 0;
     for (SourceQueue q : queues) {
-      q.lock.lock();
-      try {
+      synchronized (q) {
         n += q.count;
-      } finally {
-        q.lock.unlock();
       }
     }
     return n;
@@ -194,8 +180,33 @@ public final class Inbox {
 
   /** A growable ring of frames; removal by match keeps arrival order of the rest. */
   private static final class SourceQueue {
-    final ReentrantLock lock = new ReentrantLock();
-    final Condition arrived = lock.newCondition();
+    /** Threads parked in receive, woken by every arrival (a few at most: one per concurrent operation). */
+    Thread[] waiters = new Thread[4];
+    int waiterCount;
+
+    void addWaiter(Thread t) {
+      if (waiterCount == waiters.length) {
+        waiters = java.util.Arrays.copyOf(waiters, waiters.length * 2);
+      }
+      waiters[waiterCount++] = t;
+    }
+
+    void removeWaiter(Thread t) {
+      for (int i = 0; i < waiterCount; i++) {
+        if (waiters[i] == t) {
+          waiters[i] = waiters[--waiterCount];
+          waiters[waiterCount] = null;
+          return;
+        }
+      }
+    }
+
+    /** Wakes every parked receiver; call holding the queue's monitor. */
+    void wakeAll() {
+      for (int i = 0; i < waiterCount; i++) {
+        LockSupport.unpark(waiters[i]);
+      }
+    }
     Frame[] ring = new Frame[16];
     CollectiveException gone;
     int head;

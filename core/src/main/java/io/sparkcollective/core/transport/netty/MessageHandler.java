@@ -82,12 +82,7 @@ final class MessageHandler extends ChannelInboundHandlerAdapter {
   @Override
   public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
     if (evt instanceof IdleStateEvent) {
-      if (((IdleStateEvent) evt).state() == IdleState.WRITER_IDLE) {
-        ByteBuf out = ctx.alloc().buffer(5);
-        WireFormat.begin(out, WireFormat.HEARTBEAT);
-        WireFormat.finish(out, 0);
-        ctx.writeAndFlush(out);
-      } else if (((IdleStateEvent) evt).state() == IdleState.READER_IDLE) {
+      if (((IdleStateEvent) evt).state() == IdleState.READER_IDLE) {
         closeReason = "nothing received for " + endpoint.config().heartbeatTimeoutMs() + " ms (no heartbeat)";
         LOG.warn("{}: {} from {}; closing the connection", endpoint.addressKey(), closeReason, remoteKey);
         ctx.close();

@@ -86,7 +86,7 @@ public final class NettyEndpoint implements AutoCloseable {
     this.config = config;
     this.handshake = new SecretHandshake(secret);
     this.clock = clock;
-    this.pool = new FramePool(config.segmentBytes());
+    this.pool = new FramePool(config.segmentBytes(), WireFormat.DATA_HEADER_BYTES);
     this.tls = config.tlsEnabled() ? TlsContexts.from(config) : null;
     boolean epoll = Epoll.isAvailable();
     DefaultThreadFactory threads = new DefaultThreadFactory("collective-io", true);
@@ -233,6 +233,7 @@ public final class NettyEndpoint implements AutoCloseable {
     }
     TcpTransport t = new TcpTransport(this, gid, groupName, rank, peers, keys);
     TcpTransport[] slot = groups.computeIfAbsent(gid, g -> new TcpTransport[size]);
+    refreshTable();
     synchronized (slot) {
       if (slot.length != size) {
         throw new CollectiveUsageException("group " + groupName + " is registered here with " + slot.length
@@ -277,9 +278,46 @@ public final class NettyEndpoint implements AutoCloseable {
         groups.remove(t.groupId(), slot);
       }
     }
+    refreshTable();
+  }
+
+  /**
+   * The registered groups as parallel arrays, rebuilt when a group comes or goes, so that finding the rank a
+   * frame is for (on every frame) neither boxes the 64-bit group id nor hashes.
+   */
+  private volatile long[] tableIds = new long[0];
+  private volatile TcpTransport[][] tableSlots = new TcpTransport[0][];
+
+  private synchronized void refreshTable() {
+    long[] ids = new long[groups.size() + 4];
+    TcpTransport[][] slots = new TcpTransport[ids.length][];
+    int i = 0;
+    for (java.util.Map.Entry<Long, TcpTransport[]> e : groups.entrySet()) {
+      if (i == ids.length) {
+        break;
+      }
+      ids[i] = e.getKey();
+      slots[i++] = e.getValue();
+    }
+    tableSlots = java.util.Arrays.copyOf(slots, i);
+    tableIds = java.util.Arrays.copyOf(ids, i);
+  }
+
+  /** The transport of {@code rank} of {@code group} if that rank is registered on this endpoint, else null. */
+  TcpTransport registered(long group, int rank) {
+    return lookup(group, rank);
   }
 
   private TcpTransport lookup(long group, int rank) {
+    TcpTransport[][] slots = tableSlots;
+    long[] ids = tableIds;
+    for (int i = 0; i < Math.min(ids.length, slots.length); i++) {
+      if (ids[i] == group) {
+        TcpTransport[] slot = slots[i];
+        return rank < 0 || rank >= slot.length ? null : slot[rank];
+      }
+    }
+    // Registered after the last refresh (or not at all): the map has the truth.
     TcpTransport[] slot = groups.get(group);
     if (slot == null || rank < 0 || rank >= slot.length) {
       return null;
@@ -566,12 +604,23 @@ public final class NettyEndpoint implements AutoCloseable {
 
   private void configure(SocketChannel ch) {
     ch.pipeline().addLast("frames", WireFormat.newDecoder());
-    ch.pipeline().addLast("idle", new IdleStateHandler(config.heartbeatTimeoutMs(), config.heartbeatIntervalMs(), 0,
-        TimeUnit.MILLISECONDS));
+    // Reader side only: a writer-idle timer would hook a listener (an allocation) onto every write.
+    ch.pipeline().addLast("idle", new IdleStateHandler(config.heartbeatTimeoutMs(), 0, 0, TimeUnit.MILLISECONDS));
   }
 
   void channelReady(String remoteKey, Channel ch, boolean isOutbound) {
     openChannels.put(ch, remoteKey);
+    // Heartbeats keep the peer's reader-idle timer quiet while no data flows.
+    long every = config.heartbeatIntervalMs();
+    java.util.concurrent.ScheduledFuture<?> beat = ch.eventLoop().scheduleAtFixedRate(() -> {
+      if (ch.isActive()) {
+        ByteBuf out = ch.alloc().buffer(WireFormat.LENGTH_FIELD_BYTES + 1);
+        WireFormat.begin(out, WireFormat.HEARTBEAT);
+        WireFormat.finish(out, 0);
+        ch.writeAndFlush(out, ch.voidPromise());
+      }
+    }, every, every, TimeUnit.MILLISECONDS);
+    ch.closeFuture().addListener(f -> beat.cancel(false));
   }
 
   /** A connection to {@code remoteKey} closed: every rank reached through that endpoint is lost. */

@@ -2,7 +2,6 @@ package io.sparkcollective.core.transport.netty;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.buffer.Unpooled;
 import io.sparkcollective.core.api.CollectiveException;
 import io.sparkcollective.core.api.CollectiveTimeoutException;
 import io.sparkcollective.core.api.CollectiveUsageException;
@@ -208,26 +207,34 @@ public final class TcpTransport implements Transport {
       if (failed != null) {
         throw failed;
       }
-      WireBufferView payload = new WireBufferView(frame);
-      int n = payload.size;
-      ByteBuf header = PooledByteBufAllocator.DEFAULT.directBuffer(WireFormat.DATA_HEADER_BYTES);
+      if (peerKeys[peer].equals(endpoint.addressKey())) {
+        // A rank of this process: hand the frame itself over, no copy and no serialisation.
+        TcpTransport local = endpoint.registered(groupId, peer);
+        if (local != null) {
+          local.inbox.deliver(rank, frame);
+          return;
+        }
+      }
+      int n = frame.payload().size();
+      // The header goes into the frame's headroom, so header and payload leave as one buffer, without a
+      // copy and without allocating; the frame returns to the pool when Netty releases the message.
+      FrameMessage header = FrameMessage.of(frame, endpoint.pool());
+      message = header;
       WireFormat.begin(header, WireFormat.DATA);
       header.writeByte(frame.kind()).writeByte(frame.dtype()).writeByte(frame.op()).writeByte(frame.algorithm());
       header.writeByte(checksum ? WireFormat.FLAG_CRC32C : 0).writeShortLE(frame.stream());
       header.writeIntLE(rank).writeIntLE(peer).writeIntLE(frame.step());
       header.writeLongLE(groupId).writeLongLE(frame.seq()).writeLongLE(frame.count()).writeLongLE(frame.offset());
       header.writeIntLE(frame.root());
-      header.writeIntLE(checksum ? crc(payload.bytes) : 0);
+      header.writeIntLE(checksum ? crc(frame.payload().view(n)) : 0);
       header.setIntLE(0, WireFormat.DATA_HEADER_BYTES - WireFormat.LENGTH_FIELD_BYTES + n);
-      // The payload goes out of the frame's own (direct) buffer without a copy; the frame returns to the
-      // pool once the write has completed or failed.
-      message = Unpooled.wrappedBuffer(header, Unpooled.wrappedBuffer(payload.bytes));
+      header.writerIndex(WireFormat.DATA_HEADER_BYTES + n);
     } catch (RuntimeException e) {
       endpoint.pool().release(frame);
       throw e;
     }
     try {
-      endpoint.write(peerKeys[peer], peerAddresses[peer], message, () -> endpoint.pool().release(frame));
+      endpoint.write(peerKeys[peer], peerAddresses[peer], message);
     } catch (CollectiveException e) {
       PeerLostException lost = new PeerLostException(peer, "rank " + rank + " of group " + groupName
           + " cannot send to " + describe(peer) + ": " + e.getMessage(), e);
@@ -238,21 +245,8 @@ public final class TcpTransport implements Transport {
 
   private static int crc(ByteBuffer b) {
     CRC32C c = new CRC32C();
-    c.update(b.duplicate());
+    c.update(b);
     return (int) c.getValue();
-  }
-
-  /** The payload of a frame as a read-only window, without copying. */
-  private static final class WireBufferView {
-    final ByteBuffer bytes;
-    final int size;
-
-    WireBufferView(Frame f) {
-      this.size = f.payload().size();
-      ByteBuffer b = f.payload().bytes().duplicate();
-      b.clear().limit(size);
-      this.bytes = b;
-    }
   }
 
   // ----------------------------------------------------------------------------------------- receiving
@@ -295,9 +289,7 @@ public final class TcpTransport implements Transport {
       return;
     }
     Frame f = endpoint.pool().acquire(n);
-    ByteBuffer dst = f.payload().bytes().duplicate();
-    dst.clear().limit(n);
-    in.readBytes(dst);
+    in.readBytes(f.payload().view(n));
     f.payload().size(n);
     f.header(kind, stream, seq, step, source, dtype, op, root, algorithm, count, offset);
     inbox.deliver(source, f);

@@ -82,7 +82,13 @@ public final class WireFormat {
   /** Splits the byte stream into messages (length field stripped) and rejects any above the limit. */
   public static LengthFieldBasedFrameDecoder newDecoder() {
     return new LengthFieldBasedFrameDecoder(ByteOrder.LITTLE_ENDIAN, MAX_MESSAGE_BYTES, 0, LENGTH_FIELD_BYTES, 0,
-        LENGTH_FIELD_BYTES, true);
+        LENGTH_FIELD_BYTES, true) {
+      @Override
+      protected long getUnadjustedFrameLength(ByteBuf buf, int offset, int length, ByteOrder order) {
+        // The base class reads through buf.order(LITTLE_ENDIAN), a new wrapper per message.
+        return buf.getUnsignedIntLE(offset);
+      }
+    };
   }
 
   /** Starts a message: reserves the length field and writes the type. Finish with {@link #finish}. */
