@@ -20,6 +20,7 @@ public final class CollectiveConfig {
 
   public static final String PORT = "port";
   public static final String BIND_ADDRESS = "bindAddress";
+  public static final String BIND_INTERFACE = "bindInterface";
   public static final String OPERATION_TIMEOUT_MS = "operation.timeoutMs";
   public static final String SEGMENT_BYTES = "segmentBytes";
   public static final String ALGORITHM = "algorithm";
@@ -48,6 +49,8 @@ public final class CollectiveConfig {
     key(PORT, "0", "Port of the endpoint (one per executor): 0 for any free port, a port, or a range like "
         + "7100-7199 (the first free one is taken) for firewalled clusters.");
     key(BIND_ADDRESS, "", "Address the endpoint listens on and peers dial; empty for the executor's own host.");
+    key(BIND_INTERFACE, "", "Network interface (e.g. eth1) whose address the endpoint listens on and peers dial, "
+        + "instead of bindAddress; empty for none.");
     key(OPERATION_TIMEOUT_MS, "60000", "Deadline of one collective operation, unless its options say otherwise.");
     key(SEGMENT_BYTES, "262144", "Largest payload of one frame; large messages are cut into segments of this "
         + "size so that sending one overlaps reducing the previous (a power of two, 4 KiB to 64 MiB).");
@@ -112,7 +115,7 @@ public final class CollectiveConfig {
     try {
       this.algorithm = Algorithm.valueOf(v.get(ALGORITHM).trim().toUpperCase(Locale.ROOT));
     } catch (IllegalArgumentException e) {
-      throw bad(ALGORITHM, v.get(ALGORITHM), "one of AUTO, RING, DIRECT, HALVING_DOUBLING");
+      throw bad(ALGORITHM, v.get(ALGORITHM), "one of AUTO, RING, DIRECT, HALVING_DOUBLING, HIERARCHICAL");
     }
     this.directMaxBytes = nonNegativeLong(v, DIRECT_MAX_BYTES);
     this.directMaxRanks = (int) Math.min(Integer.MAX_VALUE, nonNegativeLong(v, DIRECT_MAX_RANKS));
@@ -125,6 +128,10 @@ public final class CollectiveConfig {
     if (heartbeatTimeoutMs <= heartbeatIntervalMs) {
       throw bad(HEARTBEAT_TIMEOUT_MS, v.get(HEARTBEAT_TIMEOUT_MS),
           "more than " + SPARK_PREFIX + HEARTBEAT_INTERVAL_MS + " (" + heartbeatIntervalMs + ")");
+    }
+    if (!v.get(BIND_ADDRESS).trim().isEmpty() && !v.get(BIND_INTERFACE).trim().isEmpty()) {
+      throw bad(BIND_INTERFACE, v.get(BIND_INTERFACE), "empty when " + SPARK_PREFIX + BIND_ADDRESS + " is set ("
+          + v.get(BIND_ADDRESS).trim() + "): give an address or an interface, not both");
     }
     this.socketBufferBytes = (int) Math.min(Integer.MAX_VALUE, nonNegativeLong(v, SOCKET_BUFFER_BYTES));
     this.ioThreads = (int) Math.min(64, positiveLong(v, IO_THREADS));
@@ -205,6 +212,11 @@ public final class CollectiveConfig {
   /** The address to listen on, or empty for the host's own. */
   public String bindAddress() {
     return values.get(BIND_ADDRESS).trim();
+  }
+
+  /** The network interface to take the address from; empty for none. */
+  public String bindInterface() {
+    return values.get(BIND_INTERFACE).trim();
   }
 
   private static int[] portRange(String value) {

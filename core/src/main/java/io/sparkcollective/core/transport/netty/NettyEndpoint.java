@@ -137,7 +137,8 @@ public final class NettyEndpoint implements AutoCloseable {
    * @throws CollectiveUsageException naming the setting when no port of the range is free
    */
   public static NettyEndpoint start(String defaultHost, String secret, CollectiveConfig config) {
-    String host = config.bindAddress().isEmpty() ? defaultHost : config.bindAddress();
+    String host = !config.bindInterface().isEmpty() ? interfaceAddress(config.bindInterface())
+        : config.bindAddress().isEmpty() ? defaultHost : config.bindAddress();
     CollectiveUsageException last = null;
     for (int port = config.portFrom(); port <= config.portTo(); port++) {
       try {
@@ -149,6 +150,43 @@ public final class NettyEndpoint implements AutoCloseable {
     throw new CollectiveUsageException("no port of " + CollectiveConfig.SPARK_PREFIX + CollectiveConfig.PORT + "="
         + config.portFrom() + (config.portTo() != config.portFrom() ? "-" + config.portTo() : "") + " is free on "
         + host + " (last error: " + (last == null ? "none" : last.getMessage()) + ")");
+  }
+
+  /**
+   * The address of network interface {@code name} (IPv4 preferred, then any non-link-local one).
+   *
+   * @throws CollectiveUsageException naming the setting and the interfaces there are, if it has none
+   */
+  static String interfaceAddress(String name) {
+    String key = CollectiveConfig.SPARK_PREFIX + CollectiveConfig.BIND_INTERFACE;
+    try {
+      java.net.NetworkInterface nic = java.net.NetworkInterface.getByName(name);
+      if (nic != null && nic.isUp()) {
+        String fallback = null;
+        for (java.net.InetAddress a : java.util.Collections.list(nic.getInetAddresses())) {
+          if (a instanceof java.net.Inet4Address) {
+            return a.getHostAddress();
+          }
+          if (fallback == null && !a.isLinkLocalAddress()) {
+            fallback = a.getHostAddress();
+          }
+        }
+        if (fallback != null) {
+          return fallback;
+        }
+      }
+      StringBuilder known = new StringBuilder();
+      for (java.net.NetworkInterface n : java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces())) {
+        if (n.isUp()) {
+          known.append(known.length() == 0 ? "" : ", ").append(n.getName());
+        }
+      }
+      throw new CollectiveUsageException(key + "=" + name + ": " + (nic == null ? "no such network interface"
+          : nic.isUp() ? "the interface has no usable address" : "the interface is down") + " on this host "
+          + "(interfaces up: " + known + ")");
+    } catch (java.net.SocketException e) {
+      throw new CollectiveUsageException(key + "=" + name + ": cannot list the network interfaces: " + e);
+    }
   }
 
   /** The address peers dial, {@code host:port}. */

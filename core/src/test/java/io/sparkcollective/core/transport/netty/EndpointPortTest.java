@@ -32,4 +32,28 @@ class EndpointPortTest {
       assertTrue(ex.getMessage().contains("spark.collective.port=" + p), ex.getMessage());
     }
   }
+
+  @Test
+  void shouldListenOnTheAddressOfTheConfiguredInterfaceAndNameAMissingOne() throws Exception {
+    String lo = java.net.NetworkInterface.networkInterfaces().filter(n -> {
+      try {
+        return n.isLoopback() && n.isUp();
+      } catch (java.net.SocketException e) {
+        return false;
+      }
+    }).map(java.net.NetworkInterface::getName).findFirst().orElseThrow();
+    CollectiveConfig viaInterface = CollectiveConfig.from(Map.of(CollectiveConfig.BIND_INTERFACE, lo));
+    try (NettyEndpoint e = NettyEndpoint.start("ignored-host", "s", viaInterface)) {
+      assertEquals("127.0.0.1", e.address().getHostString());
+    }
+    CollectiveConfig missing = CollectiveConfig.from(Map.of(CollectiveConfig.BIND_INTERFACE, "no-such-nic0"));
+    CollectiveUsageException ex = assertThrows(CollectiveUsageException.class,
+        () -> NettyEndpoint.start("127.0.0.1", "s", missing));
+    assertTrue(ex.getMessage().contains("spark.collective.bindInterface=no-such-nic0: no such network interface"),
+        ex.getMessage());
+    assertTrue(ex.getMessage().contains(lo), "lists the interfaces there are: " + ex.getMessage());
+    CollectiveUsageException both = assertThrows(CollectiveUsageException.class, () -> CollectiveConfig.from(
+        Map.of(CollectiveConfig.BIND_INTERFACE, lo, CollectiveConfig.BIND_ADDRESS, "127.0.0.1")));
+    assertTrue(both.getMessage().contains("not both"), both.getMessage());
+  }
 }
