@@ -38,9 +38,14 @@ public final class AlgorithmSelector {
    * that spans several processes.
    */
   public Algorithm[] select(Algorithm requested, long bytes, int ranks, int nodeCount) {
+    return select(requested, bytes, ranks, nodeCount, bytes);
+  }
+
+  /** As above, with the cross-process part of HIERARCHICAL carrying {@code innerBytes} per all-reduce. */
+  public Algorithm[] select(Algorithm requested, long bytes, int ranks, int nodeCount, long innerBytes) {
     Algorithm a = requested != Algorithm.AUTO ? requested : forced != Algorithm.AUTO ? forced
         : nodeCount > 1 && nodeCount < ranks ? Algorithm.HIERARCHICAL : table(bytes, ranks);
-    return new Algorithm[] {a, a == Algorithm.HIERARCHICAL ? table(bytes, nodeCount) : null};
+    return new Algorithm[] {a, a == Algorithm.HIERARCHICAL ? table(innerBytes, nodeCount) : null};
   }
 
   private Algorithm table(long bytes, int ranks) {

@@ -1,92 +1,188 @@
 package io.sparkcollective.core.algorithm;
 
+import io.sparkcollective.core.api.Blocks;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
 /*
  * Two-level all-reduce for groups whose ranks share processes (several barrier tasks per executor).
  *
- *   nodes:  node(r) for every rank r; the leader of a node is its lowest rank.
- *   1. reduce in the node:    every non-leader sends its vector to its leader            (step 0)
- *                             the leader folds them in, in rank order, segment by segment
- *   2. across nodes:          the leaders run an all-reduce among themselves              (steps 1..)
- *                             (a subgroup of one leader per node; RING, DIRECT or HD)
- *   3. share in the node:     each leader sends the result to its non-leaders            (step BROADCAST)
+ * Every process holds k ranks (the same k everywhere): the vector is cut into k blocks, one per local rank.
  *
- * Steps 1 and 3 stay inside a process (the transport hands frames over in memory), so only one rank per
- * process talks over the network, with 1/k of the connections and k times fewer messages. Every rank ends
- * with its leader's bits, and the leaders' inner all-reduce gives them all the same bits.
+ *   1. reduce-scatter in the process:  local rank i sends block j to local rank j, and folds the k copies
+ *                                       of block i in local-rank order                      (step 0)
+ *   2. across processes:               the ranks holding block i (local rank i of every process) all-reduce
+ *                                       it among themselves: k independent all-reduces run at once, each on
+ *                                       1/k of the vector (RING, DIRECT or HD by size)       (steps 1..)
+ *   3. all-gather in the process:      local rank i sends its final block i to the others   (step SHARE)
+ *
+ * Processes with different numbers of ranks: the lowest rank of each process (its leader) folds in the
+ * others' whole vectors, the leaders all-reduce across processes, and each leader sends the result back.
+ *
+ * Phases 1 and 3 stay inside a process (frames are handed over in memory). Each block is folded by exactly
+ * one rank per phase and copied to the others, so every rank ends with the same bits.
  */
 
-/** The two-level all-reduce over a fixed rank-to-node map. */
+/** The two-level all-reduce over a fixed rank-to-process map. */
 public final class HierarchicalAllReduce implements AllReduceAlgorithm {
-  /** Step of phase 3; the inner all-reduce uses steps 1 to well below this. */
-  static final int BROADCAST_STEP = 1 << 24;
+  /** Step of phase 3; the inner all-reduces use steps 1 to well below this. */
+  static final int SHARE_STEP = 1 << 24;
 
   private final int[] nodes;
-  private final int[] leaders;
+  /** Ranks of each process, ascending, in order of the processes' lowest ranks. */
+  private final int[][] members;
+  /** Ranks per process if every process holds the same number, else 0 (then the leader form runs). */
+  private final int evenK;
   private final AllReduceAlgorithm inner;
 
   /**
-   * @param nodes node of every rank (ranks with equal values share a process)
-   * @param inner the all-reduce the leaders run among themselves
+   * @param nodes process of every rank (ranks with equal values share a process)
+   * @param inner the all-reduce run across processes
    */
   public HierarchicalAllReduce(int[] nodes, AllReduceAlgorithm inner) {
     this.nodes = nodes.clone();
-    this.leaders = leaders(nodes);
+    this.members = members(nodes);
+    int k = members[0].length;
+    for (int[] m : members) {
+      k = m.length == k ? k : 0;
+    }
+    this.evenK = k;
     this.inner = inner;
   }
 
-  /** The lowest rank of every node, in increasing order. */
-  public static int[] leaders(int[] nodes) {
-    java.util.Map<Integer, Integer> first = new java.util.TreeMap<>();
-    for (int r = nodes.length - 1; r >= 0; r--) {
-      first.put(nodes[r], r);
+  private static int[][] members(int[] nodes) {
+    Map<Integer, List<Integer>> byNode = new TreeMap<>();
+    for (int r = 0; r < nodes.length; r++) {
+      byNode.computeIfAbsent(nodes[r], n -> new ArrayList<>()).add(r);
     }
-    return first.values().stream().mapToInt(Integer::intValue).sorted().toArray();
+    List<int[]> out = new ArrayList<>();
+    for (List<Integer> ranks : byNode.values()) {
+      out.add(ranks.stream().mapToInt(Integer::intValue).toArray());
+    }
+    out.sort((a, b) -> Integer.compare(a[0], b[0]));
+    return out.toArray(new int[0][]);
   }
 
-  /** Number of distinct nodes. */
+  /** Number of distinct processes. */
   public static int nodeCount(int[] nodes) {
-    return leaders(nodes).length;
+    return members(nodes).length;
+  }
+
+  /**
+   * Bytes each cross-process all-reduce carries for a message of {@code bytes}, to choose the inner
+   * algorithm: a 1/k share when every process holds k ranks, else the whole message.
+   */
+  public static long innerBytes(int[] nodes, long bytes) {
+    int[][] m = members(nodes);
+    for (int[] x : m) {
+      if (x.length != m[0].length) {
+        return bytes;
+      }
+    }
+    return bytes / m[0].length;
   }
 
   @Override
   public void allReduce(Links links) {
+    if (evenK > 0) {
+      sharded(links);
+    } else {
+      viaLeaders(links);
+    }
+  }
+
+  private int[] localOf(int rank) {
+    for (int[] m : members) {
+      for (int r : m) {
+        if (r == rank) {
+          return m;
+        }
+      }
+    }
+    throw new IllegalStateException("rank " + rank + " has no process");
+  }
+
+  private void sharded(Links links) {
     int me = links.rank();
-    int leader = leaderOf(me);
+    int len = links.length();
+    int k = evenK;
+    int[] local = localOf(me);
+    int i = indexOf(local, me);
+    int off = Blocks.offset(len, k, i);
+    int cnt = Blocks.length(len, k, i);
+    for (int d = 1; d < k; d++) {
+      int j = (i + d) % k;
+      links.send(local[j], 0, Blocks.offset(len, k, j), Blocks.length(len, k, j));
+    }
+    int seg = links.segmentElements();
+    int segments = links.segmentsOf(cnt);
+    for (int s = 0; s < segments; s++) {
+      int so = off + s * seg;
+      int sn = Math.min(seg, cnt - s * seg);
+      for (int j = 0; j < k; j++) {
+        if (j != i) {
+          links.recvReduce(local[j], 0, so, sn);
+        }
+      }
+    }
+    if (members.length > 1) {
+      int[] peers = new int[members.length];
+      for (int n = 0; n < members.length; n++) {
+        peers[n] = members[n][i];
+      }
+      // What this rank sends must equal its own copy (DIRECT folds its own copy in).
+      links.roundToWire(off, cnt);
+      inner.allReduce(new SubgroupLinks(links, peers, 1, off, cnt));
+    }
+    for (int d = 1; d < k; d++) {
+      links.send(local[(i + d) % k], SHARE_STEP, off, cnt);
+    }
+    for (int d = 1; d < k; d++) {
+      int j = (i + k - d) % k;
+      links.recvCopy(local[j], SHARE_STEP, Blocks.offset(len, k, j), Blocks.length(len, k, j));
+    }
+  }
+
+  private void viaLeaders(Links links) {
+    int me = links.rank();
+    int[] local = localOf(me);
+    int leader = local[0];
     int len = links.length();
     if (me != leader) {
       links.send(leader, 0, 0, len);
-      links.recvCopy(leader, BROADCAST_STEP, 0, len);
+      links.recvCopy(leader, SHARE_STEP, 0, len);
       return;
     }
     int seg = links.segmentElements();
     int segments = links.segmentsOf(len);
-    for (int k = 0; k < segments; k++) {
-      int off = k * seg;
+    for (int s = 0; s < segments; s++) {
+      int off = s * seg;
       int cnt = Math.min(seg, len - off);
-      for (int r = me + 1; r < nodes.length; r++) {
-        if (nodes[r] == nodes[me]) {
-          links.recvReduce(r, 0, off, cnt);
-        }
+      for (int j = 1; j < local.length; j++) {
+        links.recvReduce(local[j], 0, off, cnt);
       }
     }
-    if (leaders.length > 1) {
-      // The leader's partial sum must equal what its peers receive (DIRECT folds its own copy in).
+    if (members.length > 1) {
+      int[] leaders = new int[members.length];
+      for (int n = 0; n < members.length; n++) {
+        leaders[n] = members[n][0];
+      }
       links.roundToWire(0, len);
       inner.allReduce(new SubgroupLinks(links, leaders, 1));
     }
-    for (int r = me + 1; r < nodes.length; r++) {
-      if (nodes[r] == nodes[me]) {
-        links.send(r, BROADCAST_STEP, 0, len);
-      }
+    for (int j = 1; j < local.length; j++) {
+      links.send(local[j], SHARE_STEP, 0, len);
     }
   }
 
-  private int leaderOf(int rank) {
-    for (int r = 0; r <= rank; r++) {
-      if (nodes[r] == nodes[rank]) {
-        return r;
+  private static int indexOf(int[] a, int v) {
+    for (int x = 0; x < a.length; x++) {
+      if (a[x] == v) {
+        return x;
       }
     }
-    throw new IllegalStateException("unreachable");
+    return -1;
   }
 }

@@ -1,20 +1,29 @@
 package io.sparkcollective.core.algorithm;
 
 /**
- * A subset of a group's ranks seen as a group of its own: rank {@code i} of the subgroup is rank
- * {@code members[i]} of the group, and steps are shifted by {@code stepBase} so the subgroup's frames cannot
- * be taken for those of another phase of the same operation.
+ * A subset of a group's ranks, working on a window of the vector, seen as a group of its own: rank {@code i}
+ * of the subgroup is rank {@code members[i]} of the group, element {@code e} is element {@code base + e} of
+ * the vector ({@code length} of them), and steps are shifted by {@code stepBase} so the subgroup's frames
+ * cannot be taken for those of another phase of the same operation.
  */
 final class SubgroupLinks implements Links {
   private final Links group;
   private final int[] members;
   private final int rank;
   private final int stepBase;
+  private final int base;
+  private final int length;
 
   SubgroupLinks(Links group, int[] members, int stepBase) {
+    this(group, members, stepBase, 0, group.length());
+  }
+
+  SubgroupLinks(Links group, int[] members, int stepBase, int base, int length) {
     this.group = group;
     this.members = members;
     this.stepBase = stepBase;
+    this.base = base;
+    this.length = length;
     int me = -1;
     for (int i = 0; i < members.length; i++) {
       if (members[i] == group.rank()) {
@@ -39,7 +48,7 @@ final class SubgroupLinks implements Links {
 
   @Override
   public int length() {
-    return group.length();
+    return length;
   }
 
   @Override
@@ -49,36 +58,36 @@ final class SubgroupLinks implements Links {
 
   @Override
   public void send(int peer, int step, int off, int n) {
-    group.send(members[peer], stepBase + step, off, n);
+    group.send(members[peer], stepBase + step, base + off, n);
   }
 
   @Override
   public void recvReduce(int peer, int step, int off, int n) {
-    group.recvReduce(members[peer], stepBase + step, off, n);
+    group.recvReduce(members[peer], stepBase + step, base + off, n);
   }
 
   @Override
   public void recvCopy(int peer, int step, int off, int n) {
-    group.recvCopy(members[peer], stepBase + step, off, n);
+    group.recvCopy(members[peer], stepBase + step, base + off, n);
   }
 
   @Override
   public void stash(int off, int n) {
-    group.stash(off, n);
+    group.stash(base + off, n);
   }
 
   @Override
   public void copyFromStash(int off, int n) {
-    group.copyFromStash(off, n);
+    group.copyFromStash(base + off, n);
   }
 
   @Override
   public void reduceFromStash(int off, int n) {
-    group.reduceFromStash(off, n);
+    group.reduceFromStash(base + off, n);
   }
 
   @Override
   public void roundToWire(int off, int n) {
-    group.roundToWire(off, n);
+    group.roundToWire(base + off, n);
   }
 }

@@ -126,7 +126,8 @@ public final class EngineCommunicator implements Communicator {
     long timeoutMs = timeoutMs(options);
     // The algorithm is chosen by the bytes that cross the wire.
     long wireBytes = bf16Wire ? data.byteLength() / 2 : data.byteLength();
-    Algorithm[] choice = selector.select(options.algorithm(), wireBytes, size, nodeCount);
+    Algorithm[] choice = selector.select(options.algorithm(), wireBytes, size, nodeCount,
+        HierarchicalAllReduce.innerBytes(nodes, wireBytes));
     int algorithmCode = Algorithm.wireCode(choice[0], choice[1]);
     return () -> execute(kind, seq, data.byteLength(), ctx -> {
       Elements el = bf16Wire ? Elements.openBf16Wire(data, ctx.scratch, 0) : Elements.open(data, ctx.scratch, 0);

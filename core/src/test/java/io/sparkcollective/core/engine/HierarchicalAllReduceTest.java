@@ -49,7 +49,8 @@ class HierarchicalAllReduceTest {
 
   static Stream<Arguments> placements() {
     return Stream.of(new int[] {0, 0, 1, 1}, new int[] {0, 1, 1, 2, 2, 2}, new int[] {0, 0, 0, 1},
-        new int[] {1, 0, 1, 0, 1}, new int[] {0, 0, 0}, new int[] {0, 1, 2}, new int[] {3, 3, 2, 2, 1, 1, 0, 0, 0})
+        new int[] {1, 0, 1, 0, 1}, new int[] {0, 0, 0}, new int[] {0, 1, 2}, new int[] {3, 3, 2, 2, 1, 1, 0, 0, 0},
+        new int[] {0, 1, 0, 1}, new int[] {0, 0, 0, 1, 1, 1}, new int[] {2, 2, 0, 0, 1, 1})
         .map(Arguments::of);
   }
 
@@ -123,10 +124,9 @@ class HierarchicalAllReduceTest {
     assertEquals(Algorithm.RING, s.select(Algorithm.RING, 1 << 20, 4, 2)[0], "a forced algorithm wins");
   }
 
-  @ParameterizedTest(name = "link breaks at step {0}")
+  @ParameterizedTest(name = "ranks on processes {1}, link breaks at step {0}")
   @MethodSource("steps")
-  void shouldFailEveryRankFastWhenALinkBreaksInAnyPhase(int step) {
-    int[] nodes = {0, 0, 1, 1, 2};
+  void shouldFailEveryRankFastWhenALinkBreaksInAnyPhase(int step, int[] nodes) {
     FaultPolicy policy = FaultPolicy.breakFirstLinkAtStep(step);
     LocalGroup group = LocalGroup.create(nodes.length, CollectiveConfig.from(Map.of(CollectiveConfig.SEGMENT_BYTES,
         "4096")), t -> new NodeMapTransport(new FaultInjectingTransport(t, policy), nodes));
@@ -146,7 +146,7 @@ class HierarchicalAllReduceTest {
           failed++;
         } else {
           float[] expected = new float[20_000];
-          Arrays.fill(expected, 15);
+          Arrays.fill(expected, nodes.length * (nodes.length + 1) / 2f);
           assertArrayEquals(expected, o.value, "a rank that returns has the right sum: " + o);
         }
       }
@@ -157,8 +157,9 @@ class HierarchicalAllReduceTest {
   }
 
   static Stream<Arguments> steps() {
-    // Phase 1 (0), the leaders' ring of three (1 to 4), phase 3.
-    return Stream.of(0, 1, 2, 3, 4, 1 << 24).map(Arguments::of);
+    // Phase 1 (0), the ring across three processes (1 to 4), phase 3; uneven (leaders) and even (shards).
+    return Stream.of(new int[] {0, 0, 1, 1, 2}, new int[] {0, 0, 1, 1, 2, 2})
+        .flatMap(nodes -> Stream.of(0, 1, 2, 3, 4, 1 << 24).map(step -> Arguments.of(step, nodes)));
   }
 
   @Test

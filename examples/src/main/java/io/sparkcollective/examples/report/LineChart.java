@@ -135,18 +135,16 @@ public final class LineChart {
     g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
     int plotW = w - left - right;
     int plotH = h - top - bottom;
-    for (int i = 0; i <= 5; i++) {
-      double v = xr[0] + (xr[1] - xr[0]) * i / 5;
-      int x = left + plotW * i / 5;
+    for (double v : ticks(xr, logX)) {
+      int x = left + (int) Math.round((v - xr[0]) / (xr[1] - xr[0]) * plotW);
       g.setColor(new Color(0xe0e0e0));
       g.drawLine(x, top, x, h - bottom);
       g.setColor(Color.BLACK);
       String label = xTicks.apply(logX ? Math.pow(10, v) : v);
       g.drawString(label, x - g.getFontMetrics().stringWidth(label) / 2, h - bottom + 18);
     }
-    for (int i = 0; i <= 5; i++) {
-      double v = yr[0] + (yr[1] - yr[0]) * i / 5;
-      int y = h - bottom - plotH * i / 5;
+    for (double v : ticks(yr, logY)) {
+      int y = h - bottom - (int) Math.round((v - yr[0]) / (yr[1] - yr[0]) * plotH);
       g.setColor(new Color(0xe0e0e0));
       g.drawLine(left, y, w - right, y);
       g.setColor(Color.BLACK);
@@ -194,6 +192,26 @@ public final class LineChart {
       Files.createDirectories(parent);
     }
     ImageIO.write(img, "png", png.toFile());
+  }
+
+  /** Tick positions (in axis units): powers of ten on a log axis spanning two or more, else six even steps. */
+  private static double[] ticks(double[] range, boolean log) {
+    if (log) {
+      int from = (int) Math.ceil(range[0] - 1e-9);
+      int to = (int) Math.floor(range[1] + 1e-9);
+      if (to - from >= 1 && to - from <= 10) {
+        double[] t = new double[to - from + 1];
+        for (int i = 0; i < t.length; i++) {
+          t[i] = from + i;
+        }
+        return t;
+      }
+    }
+    double[] t = new double[6];
+    for (int i = 0; i < t.length; i++) {
+      t[i] = range[0] + (range[1] - range[0]) * i / 5;
+    }
+    return t;
   }
 
   private static boolean drawable(double v, boolean log) {
