@@ -46,6 +46,15 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
   private String appId;
   private volatile Throwable startFailure;
 
+  /** This executor's endpoint (null if it did not start). */
+  NettyEndpoint endpoint() {
+    return endpoint;
+  }
+
+  CollectiveConfig config() {
+    return config;
+  }
+
   static CollectiveExecutorPlugin instance() {
     return instance;
   }

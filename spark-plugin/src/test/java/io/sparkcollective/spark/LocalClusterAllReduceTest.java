@@ -286,6 +286,46 @@ class LocalClusterAllReduceTest {
   }
 
   @Test
+  void shouldDropAFrameOfAGroupThatIsGoneAtTheExecutorsEndpoint() {
+    // Two ranks form a side group on their executors' endpoints; rank 1 leaves it; a frame rank 0 then sends
+    // for that group (what a zombie task of an earlier stage attempt would send) is dropped and counted.
+    List<String> seen = Barrier.mapPartitions(sc.parallelize(List.of(0, 1), 2), it -> {
+      Communicator comm = Collective.communicator();
+      CollectiveExecutorPlugin plugin = CollectiveExecutorPlugin.instance();
+      io.sparkcollective.core.transport.netty.NettyEndpoint endpoint = plugin.endpoint();
+      List<String> keys = comm.allGatherObjects(endpoint.addressKey());
+      Communicator probe = io.sparkcollective.core.engine.TcpGroup.join(endpoint,
+          org.apache.spark.TaskContext.get().stageId() + "/stale-probe", comm.rank(),
+          io.sparkcollective.core.launch.PeerList.parse(String.join(",", keys)), plugin.config());
+      long before = endpoint.rejectedFrames();
+      if (comm.rank() == 1) {
+        probe.close();
+      }
+      comm.barrier();
+      if (comm.rank() == 0) {
+        io.sparkcollective.core.transport.Transport t =
+            ((io.sparkcollective.core.engine.EngineCommunicator) probe).transport();
+        io.sparkcollective.core.transport.Frame f = t.acquire(16);
+        f.payload().size(16);
+        f.header(1, 0, 99, 0, 0, io.sparkcollective.core.api.DType.F32.wireCode(), ReduceOp.SUM.wireCode(), -1, 0,
+            4, 0);
+        t.send(1, f);
+      }
+      comm.barrier();
+      long deadline = System.nanoTime() + 5_000_000_000L;
+      while (comm.rank() == 1 && endpoint.rejectedFrames() == before && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+      long dropped = endpoint.rejectedFrames() - before;
+      if (comm.rank() == 0) {
+        probe.close();
+      }
+      return Collections.singletonList(comm.rank() + ":" + dropped).iterator();
+    }).collect();
+    assertEquals(List.of("0:0", "1:1"), seen, "rank 1's executor dropped exactly the stale frame");
+  }
+
+  @Test
   void shouldTellANonBarrierTaskWhatToDo() {
     SparkException e = assertThrows(SparkException.class, () -> sc.parallelize(List.of(1, 2), 2).map(x -> {
       Collective.communicator();
