@@ -37,23 +37,13 @@ public final class TcpCluster implements AutoCloseable {
   }
 
   /** Rank r on endpoint r; joins all ranks concurrently (joining blocks until the group is complete). */
+  /** Forms group {@code name} with rank r on endpoint r. */
   public List<Communicator> group(String name) throws Exception {
-    int n = endpoints.size();
-    ExecutorService pool = Executors.newFixedThreadPool(n);
-    try {
-      List<Future<Communicator>> joins = new ArrayList<>();
-      for (int r = 0; r < n; r++) {
-        int rank = r;
-        joins.add(pool.submit(() -> TcpGroup.join(endpoints.get(rank), name, rank, addresses(), config)));
-      }
-      List<Communicator> comms = new ArrayList<>();
-      for (Future<Communicator> f : joins) {
-        comms.add(f.get());
-      }
-      return comms;
-    } finally {
-      pool.shutdownNow();
+    int[] oneEach = new int[endpoints.size()];
+    for (int r = 0; r < oneEach.length; r++) {
+      oneEach[r] = r;
     }
+    return group(name, oneEach);
   }
 
   /**

@@ -1,7 +1,7 @@
 package io.sparkcollective.core.transport.fault;
 
 import io.sparkcollective.core.api.CollectiveException;
-import io.sparkcollective.core.transport.CallSignature;
+import io.sparkcollective.core.transport.ForwardingTransport;
 import io.sparkcollective.core.transport.Frame;
 import io.sparkcollective.core.transport.Transport;
 import java.util.ArrayDeque;
@@ -15,14 +15,13 @@ import java.util.concurrent.TimeUnit;
  * Receiving is untouched, so the wrapped rank sees faults exactly as its peers' real transports report
  * them.
  */
-public final class FaultInjectingTransport implements Transport {
-  private final Transport delegate;
+public final class FaultInjectingTransport extends ForwardingTransport {
   private final FaultPolicy policy;
   private final ArrayDeque<Frame>[] heldBack;
   private ScheduledExecutorService delayer;
 
   public FaultInjectingTransport(Transport delegate, FaultPolicy policy) {
-    this.delegate = delegate;
+    super(delegate);
     this.policy = policy;
     this.heldBack = newQueues(delegate.size());
   }
@@ -99,70 +98,18 @@ public final class FaultInjectingTransport implements Transport {
     return queues;
   }
 
-  @Override
-  public int rank() {
-    return delegate.rank();
-  }
 
-  @Override
-  public int size() {
-    return delegate.size();
-  }
 
-  @Override
-  public int[] nodes() {
-    return delegate.nodes();
-  }
 
-  @Override
-  public String describe(int rank) {
-    return delegate.describe(rank);
-  }
 
-  @Override
-  public Frame acquire(int payloadBytes) {
-    return delegate.acquire(payloadBytes);
-  }
 
-  @Override
-  public void release(Frame frame) {
-    delegate.release(frame);
-  }
 
-  @Override
-  public int maxFrameBytes() {
-    return delegate.maxFrameBytes();
-  }
 
-  @Override
-  public Frame receive(int peer, int stream, long seq, long deadlineNanos) {
-    return delegate.receive(peer, stream, seq, deadlineNanos);
-  }
 
-  @Override
-  public void abort(CollectiveException cause) {
-    delegate.abort(cause);
-  }
 
-  @Override
-  public String findDisagreement(int stream, long seq, int except, CallSignature call) {
-    return delegate.findDisagreement(stream, seq, except, call);
-  }
 
-  @Override
-  public CollectiveException failure() {
-    return delegate.failure();
-  }
 
-  @Override
-  public void disconnect(int peer, String reason) {
-    delegate.disconnect(peer, reason);
-  }
 
-  @Override
-  public long nanoTime() {
-    return delegate.nanoTime();
-  }
 
   @Override
   public void close() {

@@ -214,6 +214,11 @@ public final class NettyEndpoint implements AutoCloseable {
     return clock;
   }
 
+  /** Authenticated connections to other endpoints open now (inbound and outbound). */
+  public int openConnections() {
+    return openChannels.size();
+  }
+
   /** Frames dropped because no rank of their group is registered here (stale or foreign groups). */
   public long rejectedFrames() {
     return rejectedFrames.get();

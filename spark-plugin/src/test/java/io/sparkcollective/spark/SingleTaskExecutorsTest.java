@@ -1,0 +1,113 @@
+package io.sparkcollective.spark;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sparkcollective.core.api.Communicator;
+import io.sparkcollective.core.api.ReduceOp;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.apache.spark.SparkConf;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.Timeout;
+
+/** Four executor JVMs with one task slot each: every rank on its own executor, all traffic over TCP. */
+@Timeout(300)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class SingleTaskExecutorsTest {
+  private static final String SCALA_BINARY =
+      scala.util.Properties.versionNumberString().startsWith("2.13") ? "2.13" : "2.12";
+  private static final int TASKS = 4;
+  private static JavaSparkContext sc;
+
+  @BeforeAll
+  static void start() throws Exception {
+    sc = new JavaSparkContext(new SparkConf().setMaster("local-cluster[4,1,768]").setAppName("single-task-executors")
+        .set("spark.plugins", CollectivePlugin.class.getName())
+        .set("spark.executorEnv.SPARK_SCALA_VERSION", SCALA_BINARY)
+        .set("spark.executor.memory", "768m")
+        .set("spark.ui.enabled", "false"));
+    long deadline = System.nanoTime() + 120_000_000_000L;
+    while (sc.sc().getExecutorMemoryStatus().size() - 1 < TASKS && System.nanoTime() < deadline) {
+      Thread.sleep(100);
+    }
+  }
+
+  @AfterAll
+  static void stop() {
+    if (sc != null) {
+      sc.stop();
+    }
+  }
+
+  private static JavaRDD<Integer> partitions() {
+    List<Integer> parts = new ArrayList<>();
+    for (int i = 0; i < TASKS; i++) {
+      parts.add(i);
+    }
+    return sc.parallelize(parts, TASKS);
+  }
+
+  /** Random gradients of multiples of 1/4, so every order of summation gives the same floats. */
+  private static float[] gradient(int partition, int length) {
+    SplittableRandom rnd = new SplittableRandom(77 + partition);
+    float[] g = new float[length];
+    for (int i = 0; i < length; i++) {
+      g[i] = rnd.nextInt(-1000, 1001) / 4f;
+    }
+    return g;
+  }
+
+  @Test
+  @Order(1)
+  void aBarrierStageThatNeverAsksForItsCommunicatorOpensNoConnection() {
+    // Runs first in this application: no executor has had a reason to connect yet.
+    List<Integer> open = Barrier.mapPartitionsWithoutRetry(partitions(), it -> {
+      // Spark's own barrier() keeps working with the plugin loaded.
+      org.apache.spark.BarrierTaskContext.get().barrier();
+      int n = CollectiveExecutorPlugin.instance().endpoint().openConnections();
+      return Collections.singletonList(n).iterator();
+    }).collect();
+    assertEquals(List.of(0, 0, 0, 0), open, "connections per executor after a stage without the API");
+  }
+
+  @Test
+  @Order(2)
+  void allReduceGivesTheSameSumAsTreeAggregateWithEveryRankOnItsOwnExecutor() {
+    int length = 200_003;
+    List<float[]> reduced = Barrier.mapPartitions(partitions(), it -> {
+      Communicator comm = Collective.communicator();
+      float[] g = gradient(comm.rank(), length);
+      comm.allReduce(g, ReduceOp.SUM);
+      int connections = CollectiveExecutorPlugin.instance().endpoint().openConnections();
+      return java.util.Arrays.asList(g, new float[] {connections}).iterator();
+    }).collect();
+    float[] tree = partitions().treeAggregate(new float[length], (acc, p) -> {
+      float[] g = gradient(p, length);
+      for (int i = 0; i < length; i++) {
+        acc[i] += g[i];
+      }
+      return acc;
+    }, (a, b) -> {
+      for (int i = 0; i < length; i++) {
+        a[i] += b[i];
+      }
+      return a;
+    }, 2);
+    assertEquals(2 * TASKS, reduced.size());
+    for (int r = 0; r < TASKS; r++) {
+      assertArrayEquals(tree, reduced.get(2 * r), "rank " + r + " vs treeAggregate");
+      assertTrue(reduced.get(2 * r + 1)[0] >= 1, "rank " + r + "'s executor connected to its peers");
+    }
+  }
+}
