@@ -98,6 +98,7 @@ public final class NettyEndpoint implements AutoCloseable {
         .option(ChannelOption.SO_REUSEADDR, true)
         .childOption(ChannelOption.TCP_NODELAY, true)
         .childOption(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
+        .childOption(ChannelOption.RCVBUF_ALLOCATOR, receiveSizes())
         .childHandler(new ChannelInitializer<SocketChannel>() {
           @Override
           protected void initChannel(SocketChannel ch) {
@@ -212,6 +213,15 @@ public final class NettyEndpoint implements AutoCloseable {
 
   NanoClock clock() {
     return clock;
+  }
+
+  /**
+   * Read buffer sizes that grow to a whole segment: Netty's default stops at 64 KiB per read, so a 256 KiB
+   * segment took four reads, four decoder passes and a merge of the pieces.
+   */
+  private io.netty.channel.AdaptiveRecvByteBufAllocator receiveSizes() {
+    int max = Math.max(65536, Math.min(4 << 20, config.segmentBytes() + WireFormat.DATA_HEADER_BYTES));
+    return new io.netty.channel.AdaptiveRecvByteBufAllocator(64, 2048, Integer.highestOneBit(max - 1) << 1);
   }
 
   /** Authenticated connections to other endpoints open now (inbound and outbound). */
@@ -608,6 +618,7 @@ public final class NettyEndpoint implements AutoCloseable {
     Bootstrap b = new Bootstrap().group(loops).channel(socketClass)
         .option(ChannelOption.TCP_NODELAY, true)
         .option(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
+        .option(ChannelOption.RCVBUF_ALLOCATOR, receiveSizes())
         .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, config.connectTimeoutMs()))
         .handler(new ChannelInitializer<SocketChannel>() {
           @Override
