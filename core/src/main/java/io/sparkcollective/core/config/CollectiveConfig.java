@@ -34,6 +34,7 @@ public final class CollectiveConfig {
   public static final String HEARTBEAT_TIMEOUT_MS = "transport.heartbeatTimeoutMs";
   public static final String SOCKET_BUFFER_BYTES = "transport.socketBufferBytes";
   public static final String IO_THREADS = "transport.ioThreads";
+  public static final String CHANNELS = "transport.channels";
   public static final String CHECKSUM = "transport.checksum";
   public static final String TLS_ENABLED = "transport.tls.enabled";
   public static final String TLS_KEY_STORE = "transport.tls.keyStore";
@@ -69,6 +70,8 @@ public final class CollectiveConfig {
         + "closed and its peers are reported lost.");
     key(SOCKET_BUFFER_BYTES, "0", "SO_SNDBUF and SO_RCVBUF of every connection; 0 keeps the OS default.");
     key(IO_THREADS, "2", "Network I/O threads per endpoint (collective-io-N).");
+    key(CHANNELS, "1", "Connections per pair of endpoints (1 to 16); rank r of a group sends over number r mod "
+        + "channels, so the ranks of one executor send in parallel.");
     key(CHECKSUM, "false", "Adds a CRC32C of every payload and checks it on receipt.");
     key(TLS_ENABLED, "false", "Encrypts every connection with TLS (mutual: both ends present a certificate that "
         + "the other's trust store accepts), in addition to the shared-secret handshake.");
@@ -99,6 +102,7 @@ public final class CollectiveConfig {
   private final long heartbeatTimeoutMs;
   private final int socketBufferBytes;
   private final int ioThreads;
+  private final int channels;
   private final boolean checksum;
   private final Map<String, String> values;
 
@@ -135,6 +139,11 @@ public final class CollectiveConfig {
     }
     this.socketBufferBytes = (int) Math.min(Integer.MAX_VALUE, nonNegativeLong(v, SOCKET_BUFFER_BYTES));
     this.ioThreads = (int) Math.min(64, positiveLong(v, IO_THREADS));
+    long ch = positiveLong(v, CHANNELS);
+    if (ch > 16) {
+      throw bad(CHANNELS, v.get(CHANNELS), "from 1 to 16");
+    }
+    this.channels = (int) ch;
     String crc = v.get(CHECKSUM).trim();
     if (!crc.equalsIgnoreCase("true") && !crc.equalsIgnoreCase("false")) {
       throw bad(CHECKSUM, crc, "true or false");
@@ -284,6 +293,11 @@ public final class CollectiveConfig {
 
   public int ioThreads() {
     return ioThreads;
+  }
+
+  /** Connections per pair of endpoints. */
+  public int channels() {
+    return channels;
   }
 
   public boolean checksum() {

@@ -164,7 +164,9 @@ class HierarchicalAllReduceTest {
 
   @Test
   void shouldRunOverTcpWithTwoRanksPerEndpointAndNameTheAlgorithmWhenRanksDisagree() throws Exception {
-    CollectiveConfig config = CollectiveConfig.from(Map.of(CollectiveConfig.CHECKSUM, "true"));
+    // Two connections per pair of endpoints: the two ranks of an endpoint send over one each.
+    CollectiveConfig config = CollectiveConfig.from(Map.of(CollectiveConfig.CHECKSUM, "true",
+        CollectiveConfig.CHANNELS, "2"));
     try (TcpCluster cluster = new TcpCluster(2, config)) {
       List<Communicator> group = cluster.group("hier", new int[] {0, 0, 1, 1});
       try {
@@ -184,6 +186,9 @@ class HierarchicalAllReduceTest {
             }
           }
         }
+        // Each endpoint dialled the other twice and was dialled twice.
+        assertEquals(4, cluster.endpoint(0).openConnections());
+        assertEquals(4, cluster.endpoint(1).openConnections());
         List<Outcome<Void>> bad = GroupHarness.runAll(group, LIMIT, comm -> {
           comm.allReduce(new float[comm.rank() == 3 ? 11 : 10], ReduceOp.SUM);
           return null;

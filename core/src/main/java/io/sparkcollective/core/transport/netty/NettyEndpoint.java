@@ -385,7 +385,7 @@ public final class NettyEndpoint implements AutoCloseable {
         WireFormat.begin(out, WireFormat.JOIN);
         out.writeLongLE(t.groupId()).writeIntLE(t.rank()).writeIntLE(peer).writeIntLE(t.size());
         WireFormat.finish(out, 0);
-        write(t.peerKey(peer), t.peerAddress(peer), out);
+        write(t.connectionKey(peer), t.peerKey(peer), t.peerAddress(peer), out);
         return;
       } catch (CollectiveAuthenticationException e) {
         throw e;
@@ -487,59 +487,44 @@ public final class NettyEndpoint implements AutoCloseable {
    * is this endpoint, connecting and authenticating first if there is no connection yet.
    */
   void write(String key, InetSocketAddress remote, ByteBuf msg) {
-    write(key, remote, msg, null);
+    write(key, key, remote, msg);
   }
 
   /**
-   * As {@link #write(String, InetSocketAddress, ByteBuf)}; {@code done} (if not null) runs once the message
-   * has been written, delivered in-process, or dropped, whatever happens.
+   * As {@link #write(String, InetSocketAddress, ByteBuf)} over the connection named {@code connectionKey}:
+   * {@code key} itself for the first connection to that endpoint, {@link #channelKey} for the others.
    */
-  void write(String key, InetSocketAddress remote, ByteBuf msg, Runnable done) {
+  void write(String connectionKey, String key, InetSocketAddress remote, ByteBuf msg) {
     if (key.equals(addressKey)) {
-      try {
-        deliverLocally(msg);
-      } finally {
-        run(done);
-      }
+      deliverLocally(msg);
       return;
     }
     InetSocketAddress target = remote != null ? remote : parse(key);
     if (isIoThread()) {
       // Never block an I/O thread: write once the connection is ready, or drop the message if it fails.
-      Promise<Channel> p = connectionPromise(key, target);
+      Promise<Channel> p = connectionPromise(connectionKey, key, target);
       p.addListener(f -> {
         if (f.isSuccess() && p.getNow().isActive()) {
-          writeAndThen(p.getNow(), msg, done);
+          p.getNow().writeAndFlush(msg, p.getNow().voidPromise());
         } else {
           msg.release();
-          run(done);
         }
       });
       return;
     }
     Channel ch;
     try {
-      ch = connection(key, target);
+      ch = connection(connectionKey, key, target);
     } catch (RuntimeException e) {
       msg.release();
-      run(done);
       throw e;
     }
-    writeAndThen(ch, msg, done);
+    ch.writeAndFlush(msg, ch.voidPromise());
   }
 
-  private static void writeAndThen(Channel ch, ByteBuf msg, Runnable done) {
-    if (done == null) {
-      ch.writeAndFlush(msg, ch.voidPromise());
-    } else {
-      ch.writeAndFlush(msg).addListener(f -> done.run());
-    }
-  }
-
-  private static void run(Runnable done) {
-    if (done != null) {
-      done.run();
-    }
+  /** The name of connection number {@code channel} (from 0) to endpoint {@code key}. */
+  static String channelKey(String key, int channel) {
+    return channel == 0 ? key : key + "#" + channel;
   }
 
   private static boolean isIoThread() {
@@ -577,11 +562,11 @@ public final class NettyEndpoint implements AutoCloseable {
     }
   }
 
-  private Promise<Channel> connectionPromise(String key, InetSocketAddress remote) {
-    Promise<Channel> p = outbound.get(key);
+  private Promise<Channel> connectionPromise(String connectionKey, String key, InetSocketAddress remote) {
+    Promise<Channel> p = outbound.get(connectionKey);
     if (p == null) {
       Promise<Channel> mine = loops.next().newPromise();
-      p = outbound.putIfAbsent(key, mine);
+      p = outbound.putIfAbsent(connectionKey, mine);
       if (p == null) {
         p = mine;
         dial(key, remote, mine);
@@ -590,15 +575,15 @@ public final class NettyEndpoint implements AutoCloseable {
     return p;
   }
 
-  private Channel connection(String key, InetSocketAddress remote) {
+  private Channel connection(String connectionKey, String key, InetSocketAddress remote) {
     while (true) {
-      Promise<Channel> p = connectionPromise(key, remote);
+      Promise<Channel> p = connectionPromise(connectionKey, key, remote);
       if (!p.awaitUninterruptibly(config.connectTimeoutMs() + 1000)) {
-        outbound.remove(key, p);
+        outbound.remove(connectionKey, p);
         throw new PeerLostException(-1, "connecting to endpoint " + key + " timed out");
       }
       if (!p.isSuccess()) {
-        outbound.remove(key, p);
+        outbound.remove(connectionKey, p);
         Throwable cause = p.cause();
         if (cause instanceof CollectiveAuthenticationException) {
           throw (CollectiveAuthenticationException) cause;
@@ -609,7 +594,7 @@ public final class NettyEndpoint implements AutoCloseable {
       if (ch.isActive()) {
         return ch;
       }
-      outbound.remove(key, p);
+      outbound.remove(connectionKey, p);
     }
   }
 
@@ -681,10 +666,8 @@ public final class NettyEndpoint implements AutoCloseable {
   void connectionLost(String remoteKey, Channel ch, boolean isOutbound, String why) {
     openChannels.remove(ch);
     if (isOutbound) {
-      Promise<Channel> p = outbound.get(remoteKey);
-      if (p != null && p.isDone() && p.getNow() == ch) {
-        outbound.remove(remoteKey, p);
-      }
+      // Whichever of the connections to that endpoint it was.
+      outbound.entrySet().removeIf(e -> e.getValue().isDone() && e.getValue().getNow() == ch);
     }
     if (closed) {
       return;

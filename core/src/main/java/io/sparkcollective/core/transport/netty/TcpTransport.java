@@ -38,6 +38,12 @@ public final class TcpTransport implements Transport {
   private final Inbox inbox;
   private final boolean[] joined;
   private final boolean checksum;
+  /**
+   * Name of the connection this rank's messages to each peer take: with several connections per pair of
+   * endpoints, rank r uses number r mod channels, so everything one rank sends to a peer (JOIN, DATA,
+   * LEAVE) stays on one connection, in order, while ranks of one executor send in parallel.
+   */
+  private final String[] connectionKeys;
   private volatile String joinRefusal;
   private volatile boolean closed;
 
@@ -54,6 +60,15 @@ public final class TcpTransport implements Transport {
     this.joined = new boolean[size];
     this.joined[rank] = true;
     this.checksum = endpoint.config().checksum();
+    this.connectionKeys = new String[size];
+    int channel = rank % endpoint.config().channels();
+    for (int p = 0; p < size; p++) {
+      connectionKeys[p] = NettyEndpoint.channelKey(peerKeys[p], channel);
+    }
+  }
+
+  String connectionKey(int peer) {
+    return connectionKeys[peer];
   }
 
   long groupId() {
@@ -234,7 +249,7 @@ public final class TcpTransport implements Transport {
       throw e;
     }
     try {
-      endpoint.write(peerKeys[peer], peerAddresses[peer], message);
+      endpoint.write(connectionKeys[peer], peerKeys[peer], peerAddresses[peer], message);
     } catch (CollectiveException e) {
       PeerLostException lost = new PeerLostException(peer, "rank " + rank + " of group " + groupName
           + " cannot send to " + describe(peer) + ": " + e.getMessage(), e);
@@ -341,7 +356,7 @@ public final class TcpTransport implements Transport {
       WireFormat.writeString(out, reason);
       WireFormat.finish(out, 0);
       try {
-        endpoint.write(peerKeys[p], peerAddresses[p], out);
+        endpoint.write(connectionKeys[p], peerKeys[p], peerAddresses[p], out);
       } catch (CollectiveException ignored) {
         // A peer we cannot reach learns of the failure from its own lost connection.
       }
@@ -381,7 +396,7 @@ public final class TcpTransport implements Transport {
       out.writeLongLE(groupId).writeIntLE(rank).writeIntLE(p);
       WireFormat.finish(out, 0);
       try {
-        endpoint.write(peerKeys[p], peerAddresses[p], out);
+        endpoint.write(connectionKeys[p], peerKeys[p], peerAddresses[p], out);
       } catch (CollectiveException ignored) {
         // Already unreachable: nothing to tell.
       }
