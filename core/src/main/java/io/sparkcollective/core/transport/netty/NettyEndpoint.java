@@ -219,6 +219,7 @@ public final class NettyEndpoint implements AutoCloseable {
    * Read buffer sizes that grow to a whole segment: Netty's default stops at 64 KiB per read, so a 256 KiB
    * segment took four reads, four decoder passes and a merge of the pieces.
    */
+  @SuppressWarnings("deprecation") // see dial
   private io.netty.channel.AdaptiveRecvByteBufAllocator receiveSizes() {
     int max = Math.max(65536, Math.min(4 << 20, config.segmentBytes() + WireFormat.DATA_HEADER_BYTES));
     return new io.netty.channel.AdaptiveRecvByteBufAllocator(64, 2048, Integer.highestOneBit(max - 1) << 1);
@@ -598,6 +599,7 @@ public final class NettyEndpoint implements AutoCloseable {
     }
   }
 
+  @SuppressWarnings("deprecation") // RCVBUF_ALLOCATOR: deprecated in Netty 4.2, the only form 4.1 has
   private void dial(String key, InetSocketAddress remote, Promise<Channel> result) {
     Promise<Void> authenticated = loops.next().newPromise();
     Bootstrap b = new Bootstrap().group(loops).channel(socketClass)
