@@ -337,24 +337,31 @@ public final class NettyEndpoint implements AutoCloseable {
 
   /**
    * The registered groups as parallel arrays, rebuilt when a group comes or goes, so that finding the rank a
-   * frame is for (on every frame) neither boxes the 64-bit group id nor hashes.
+   * frame is for (on every frame) neither boxes the 64-bit group id nor hashes. One immutable snapshot
+   * behind one volatile reference, so a reader never pairs the ids of one snapshot with the slots of another.
    */
-  private volatile long[] tableIds = new long[0];
-  private volatile TcpTransport[][] tableSlots = new TcpTransport[0][];
+  private static final class GroupTable {
+    static final GroupTable EMPTY = new GroupTable(new long[0], new TcpTransport[0][]);
+    final long[] ids;
+    final TcpTransport[][] slots;
+
+    GroupTable(long[] ids, TcpTransport[][] slots) {
+      this.ids = ids;
+      this.slots = slots;
+    }
+  }
+
+  private volatile GroupTable table = GroupTable.EMPTY;
 
   private synchronized void refreshTable() {
-    long[] ids = new long[groups.size() + 4];
-    TcpTransport[][] slots = new TcpTransport[ids.length][];
-    int i = 0;
-    for (java.util.Map.Entry<Long, TcpTransport[]> e : groups.entrySet()) {
-      if (i == ids.length) {
-        break;
-      }
-      ids[i] = e.getKey();
-      slots[i++] = e.getValue();
+    java.util.List<java.util.Map.Entry<Long, TcpTransport[]>> entries = new java.util.ArrayList<>(groups.entrySet());
+    long[] ids = new long[entries.size()];
+    TcpTransport[][] slots = new TcpTransport[entries.size()][];
+    for (int i = 0; i < ids.length; i++) {
+      ids[i] = entries.get(i).getKey();
+      slots[i] = entries.get(i).getValue();
     }
-    tableSlots = java.util.Arrays.copyOf(slots, i);
-    tableIds = java.util.Arrays.copyOf(ids, i);
+    table = new GroupTable(ids, slots);
   }
 
   /** The transport of {@code rank} of {@code group} if that rank is registered on this endpoint, else null. */
@@ -363,11 +370,10 @@ public final class NettyEndpoint implements AutoCloseable {
   }
 
   private TcpTransport lookup(long group, int rank) {
-    TcpTransport[][] slots = tableSlots;
-    long[] ids = tableIds;
-    for (int i = 0; i < Math.min(ids.length, slots.length); i++) {
-      if (ids[i] == group) {
-        TcpTransport[] slot = slots[i];
+    GroupTable t = table;
+    for (int i = 0; i < t.ids.length; i++) {
+      if (t.ids[i] == group) {
+        TcpTransport[] slot = t.slots[i];
         return rank < 0 || rank >= slot.length ? null : slot[rank];
       }
     }
