@@ -6,6 +6,7 @@ package io.sparkcollective.core.kernel;
  * are then kept, so steady-state operations allocate nothing. Not thread-safe: one owner at a time.
  */
 public final class Scratch {
+  private short[] segShorts = new short[0];
   private final float[][] segF32 = {new float[0], new float[0]};
   private final double[][] segF64 = {new double[0], new double[0]};
   private final int[][] segI32 = {new int[0], new int[0]};
@@ -14,6 +15,14 @@ public final class Scratch {
   private final double[][] workF64 = {new double[0], new double[0]};
   private final int[][] workI32 = {new int[0], new int[0]};
   private final long[][] workI64 = {new long[0], new long[0]};
+
+  /** Segment-sized staging for 16-bit wire values (bulk transfers out of a wire buffer). */
+  short[] segmentShorts(int n) {
+    if (segShorts.length < n) {
+      segShorts = new short[n];
+    }
+    return segShorts;
+  }
 
   /** Segment-sized array number {@code slot} (0 or 1: a reduction stages both operands). */
   float[] segmentFloats(int slot, int n) {
