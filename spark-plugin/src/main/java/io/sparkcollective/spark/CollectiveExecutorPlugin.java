@@ -41,10 +41,23 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
   private final ThreadLocal<TaskGroup> current = new ThreadLocal<>();
   private PluginContext ctx;
   private CollectiveConfig config;
-  private NettyEndpoint endpoint;
+  private volatile NettyEndpoint endpoint;
+  private String secret;
   private CollectiveMetrics metrics;
-  private String appId;
+  private volatile String appId;
   private volatile Throwable startFailure;
+
+  /**
+   * The application id, read at the first barrier task: in local mode the executor and its plugins start
+   * before the driver has set spark.app.id.
+   */
+  private String appId() {
+    if (appId == null) {
+      appId = ctx.conf().getOption("spark.app.id").getOrElse(() -> SparkEnv.get().conf().get("spark.app.id",
+          "app"));
+    }
+    return appId;
+  }
 
   /** This executor's endpoint (null if it did not start). */
   NettyEndpoint endpoint() {
@@ -65,11 +78,11 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     try {
       this.metrics = new CollectiveMetrics(ctx.metricRegistry());
       this.config = SparkSettings.config(ctx.conf());
-      this.appId = ctx.conf().getAppId();
-      // PluginContext.hostname() is null on executors; the block manager knows the executor's host.
-      String host = SparkEnv.get().blockManager().blockManagerId().host();
-      this.endpoint = NettyEndpoint.start(host, extraConf.get(CollectiveDriverPlugin.SECRET_KEY), config);
-      ctx.ask(new Messages.RegisterEndpoint(ctx.executorID(), endpoint.addressKey()).encode());
+      this.secret = extraConf.get(CollectiveDriverPlugin.SECRET_KEY);
+      if (SparkEnv.get().blockManager().blockManagerId() != null) {
+        startEndpoint();
+      }
+      // else local mode: the executor starts before its block manager; the first barrier task starts it.
     } catch (Throwable t) {
       // Never throw from init: Spark would relaunch the executor forever. Tasks get the error instead.
       startFailure = t;
@@ -78,12 +91,30 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     instance = this;
   }
 
+  /** Starts this executor's endpoint on the executor's host and registers it with the driver plugin. */
+  private synchronized void startEndpoint() {
+    if (endpoint != null) {
+      return;
+    }
+    // PluginContext.hostname() is null on executors; the block manager knows the executor's host.
+    String host = SparkEnv.get().blockManager().blockManagerId().host();
+    NettyEndpoint e = NettyEndpoint.start(host, secret, config);
+    try {
+      ctx.ask(new Messages.RegisterEndpoint(ctx.executorID(), e.addressKey()).encode());
+    } catch (Exception ex) {
+      e.close();
+      throw new CollectiveException("executor " + ctx.executorID() + " cannot register its endpoint with the "
+          + "driver plugin: " + ex, ex);
+    }
+    endpoint = e;
+  }
+
   @Override
   public void onTaskStart() {
     TaskContext tc = TaskContext.get();
     if (tc instanceof BarrierTaskContext) {
       BarrierTaskContext b = (BarrierTaskContext) tc;
-      String group = appId + "/stage-" + b.stageId() + "/attempt-" + b.stageAttemptNumber();
+      String group = appId() + "/stage-" + b.stageId() + "/attempt-" + b.stageAttemptNumber();
       current.set(new TaskGroup(group, b.partitionId(), b.getTaskInfos().length));
       // For log patterns: %X{collective.group} and %X{collective.rank} (see conf/log4j2.properties).
       MDC.put(MDC_GROUP, group);
@@ -134,6 +165,9 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     if (startFailure != null) {
       throw new CollectiveException("spark-collective did not start on executor " + ctx.executorID() + ": "
           + startFailure, startFailure);
+    }
+    if (endpoint == null) {
+      startEndpoint();
     }
     TaskGroup g = current.get();
     if (g == null) {
