@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkcollective.core.api.Communicator;
 import io.sparkcollective.core.api.ReduceOp;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -23,16 +22,11 @@ import org.junit.jupiter.api.Timeout;
 /** Real executor JVMs (local-cluster, 2 executors x 2 cores): barrier tasks all-reduce through the plugin. */
 @Timeout(300)
 class LocalClusterAllReduceTest {
-  private static final String SCALA_BINARY =
-      scala.util.Properties.versionNumberString().startsWith("2.13") ? "2.13" : "2.12";
   private static JavaSparkContext sc;
 
   @BeforeAll
   static void start() {
-    SparkConf conf = new SparkConf().setMaster("local-cluster[2,2,1024]").setAppName("collective-test")
-        .set("spark.plugins", CollectivePlugin.class.getName())
-        .set("spark.executorEnv.SPARK_SCALA_VERSION", SCALA_BINARY)
-        .set("spark.ui.enabled", "false")
+    SparkConf conf = SparkTests.withPlugin("local-cluster[2,2,1024]", "collective-test")
         .set("spark.collective.transport.checksum", "true");
     sc = new JavaSparkContext(conf);
   }
@@ -82,11 +76,7 @@ class LocalClusterAllReduceTest {
   void shouldAllReduceGradientsAcrossExecutorsToTheSameSumAsTreeAggregate() {
     int tasks = 4;
     int length = 100_003;
-    List<Integer> parts = new ArrayList<>();
-    for (int i = 0; i < tasks; i++) {
-      parts.add(i);
-    }
-    JavaRDD<Integer> rdd = sc.parallelize(parts, tasks);
+    JavaRDD<Integer> rdd = SparkTests.partitions(sc, tasks);
     List<float[]> results = Barrier.mapPartitions(rdd, it -> {
       Communicator comm = Collective.communicator();
       float[] g = gradient(comm.rank(), length);
@@ -96,18 +86,7 @@ class LocalClusterAllReduceTest {
     }).collect();
     float[] expected = expectedSum(tasks, length);
     // What Spark users do today, over the same data: the sums are exact, so the bits must agree.
-    float[] tree = rdd.treeAggregate(new float[length], (acc, p) -> {
-      float[] g = gradient(p, length);
-      for (int i = 0; i < length; i++) {
-        acc[i] += g[i];
-      }
-      return acc;
-    }, (a, b) -> {
-      for (int i = 0; i < length; i++) {
-        a[i] += b[i];
-      }
-      return a;
-    }, 2);
+    float[] tree = SparkTests.treeAggregateSum(rdd, LocalClusterAllReduceTest::gradient, length);
     assertArrayEquals(expected, tree, "treeAggregate vs the driver's sum");
     assertEquals(2 * tasks, results.size());
     for (int rank = 0; rank < tasks; rank++) {
@@ -120,14 +99,10 @@ class LocalClusterAllReduceTest {
   void shouldFailPeersFastWhenATaskThrowsAndSucceedOnTheStageRetry() throws Exception {
     int tasks = 4;
     int length = 50_000;
-    List<Integer> parts = new ArrayList<>();
-    for (int i = 0; i < tasks; i++) {
-      parts.add(i);
-    }
     String reports = java.nio.file.Files.createTempDirectory("collective-failures").toString();
     long start = System.nanoTime();
     // Barrier.mapPartitions ends the stage with a shuffle, so Spark retries it as a whole.
-    List<float[]> results = Barrier.mapPartitions(sc.parallelize(parts, tasks), it -> {
+    List<float[]> results = Barrier.mapPartitions(SparkTests.partitions(sc, tasks), it -> {
       Communicator comm = Collective.communicator();
       float[] g = gradient(comm.rank(), length);
       if (comm.rank() == 1 && org.apache.spark.BarrierTaskContext.get().stageAttemptNumber() == 0) {
@@ -158,13 +133,9 @@ class LocalClusterAllReduceTest {
   void shouldFailSurvivorsFastWhenAnExecutorDiesAndSucceedOnTheStageRetry() throws Exception {
     int tasks = 4;
     int length = 200_000;
-    List<Integer> parts = new ArrayList<>();
-    for (int i = 0; i < tasks; i++) {
-      parts.add(i);
-    }
     String reports = java.nio.file.Files.createTempDirectory("collective-executor-loss").toString();
     long start = System.nanoTime();
-    List<float[]> results = Barrier.mapPartitions(sc.parallelize(parts, tasks), it -> {
+    List<float[]> results = Barrier.mapPartitions(SparkTests.partitions(sc, tasks), it -> {
       Communicator comm = Collective.communicator();
       float[] g = gradient(comm.rank(), length);
       if (comm.rank() == 0 && org.apache.spark.BarrierTaskContext.get().stageAttemptNumber() == 0) {
@@ -219,7 +190,7 @@ class LocalClusterAllReduceTest {
     List<Integer> parts = List.of(0, 1, 2, 3);
     long[][] perStage = new long[100][];
     for (int stage = 0; stage < 100; stage++) {
-      List<long[]> seen = Barrier.mapPartitions(sc.parallelize(parts, tasks), it -> {
+      List<long[]> seen = Barrier.mapPartitions(SparkTests.partitions(sc, tasks), it -> {
         Communicator comm = Collective.communicator();
         float[] g = new float[300_000];
         java.util.Arrays.fill(g, 1f);

@@ -21,11 +21,7 @@ class LocalClusterTlsTest {
   void shouldAllReduceAcrossExecutorsOverTls() throws Exception {
     Path dir = Files.createTempDirectory("collective-tls");
     Path store = TestKeyStores.selfSigned(dir, "cluster");
-    String scalaBinary = scala.util.Properties.versionNumberString().startsWith("2.13") ? "2.13" : "2.12";
-    SparkConf conf = new SparkConf().setMaster("local-cluster[2,1,1024]").setAppName("collective-tls")
-        .set("spark.plugins", CollectivePlugin.class.getName())
-        .set("spark.executorEnv.SPARK_SCALA_VERSION", scalaBinary)
-        .set("spark.ui.enabled", "false")
+    SparkConf conf = SparkTests.withPlugin("local-cluster[2,1,1024]", "collective-tls")
         .set("spark.collective.transport.tls.enabled", "true")
         .set("spark.collective.transport.tls.keyStore", store.toString())
         .set("spark.collective.transport.tls.keyStorePassword", TestKeyStores.PASSWORD)

@@ -6,11 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkcollective.core.api.Communicator;
 import io.sparkcollective.core.api.ReduceOp;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.SplittableRandom;
-import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.junit.jupiter.api.AfterAll;
@@ -25,18 +23,13 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(300)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class SingleTaskExecutorsTest {
-  private static final String SCALA_BINARY =
-      scala.util.Properties.versionNumberString().startsWith("2.13") ? "2.13" : "2.12";
   private static final int TASKS = 4;
   private static JavaSparkContext sc;
 
   @BeforeAll
   static void start() throws Exception {
-    sc = new JavaSparkContext(new SparkConf().setMaster("local-cluster[4,1,768]").setAppName("single-task-executors")
-        .set("spark.plugins", CollectivePlugin.class.getName())
-        .set("spark.executorEnv.SPARK_SCALA_VERSION", SCALA_BINARY)
-        .set("spark.executor.memory", "768m")
-        .set("spark.ui.enabled", "false"));
+    sc = new JavaSparkContext(SparkTests.withPlugin("local-cluster[4,1,768]", "single-task-executors")
+        .set("spark.executor.memory", "768m"));
     long deadline = System.nanoTime() + 120_000_000_000L;
     while (sc.sc().getExecutorMemoryStatus().size() - 1 < TASKS && System.nanoTime() < deadline) {
       Thread.sleep(100);
@@ -51,11 +44,7 @@ class SingleTaskExecutorsTest {
   }
 
   private static JavaRDD<Integer> partitions() {
-    List<Integer> parts = new ArrayList<>();
-    for (int i = 0; i < TASKS; i++) {
-      parts.add(i);
-    }
-    return sc.parallelize(parts, TASKS);
+    return SparkTests.partitions(sc, TASKS);
   }
 
   /** Random gradients of multiples of 1/4, so every order of summation gives the same floats. */
@@ -92,18 +81,7 @@ class SingleTaskExecutorsTest {
       int connections = CollectiveExecutorPlugin.instance().endpoint().openConnections();
       return java.util.Arrays.asList(g, new float[] {connections}).iterator();
     }).collect();
-    float[] tree = partitions().treeAggregate(new float[length], (acc, p) -> {
-      float[] g = gradient(p, length);
-      for (int i = 0; i < length; i++) {
-        acc[i] += g[i];
-      }
-      return acc;
-    }, (a, b) -> {
-      for (int i = 0; i < length; i++) {
-        a[i] += b[i];
-      }
-      return a;
-    }, 2);
+    float[] tree = SparkTests.treeAggregateSum(partitions(), SingleTaskExecutorsTest::gradient, length);
     assertEquals(2 * TASKS, reduced.size());
     for (int r = 0; r < TASKS; r++) {
       assertArrayEquals(tree, reduced.get(2 * r), "rank " + r + " vs treeAggregate");

@@ -30,7 +30,6 @@ public final class HierarchicalAllReduce implements AllReduceAlgorithm {
   /** Step of phase 3; the inner all-reduces use steps 1 to well below this. */
   static final int SHARE_STEP = 1 << 24;
 
-  private final int[] nodes;
   /** Ranks of each process, ascending, in order of the processes' lowest ranks. */
   private final int[][] members;
   /** Ranks per process if every process holds the same number, else 0 (then the leader form runs). */
@@ -42,13 +41,8 @@ public final class HierarchicalAllReduce implements AllReduceAlgorithm {
    * @param inner the all-reduce run across processes
    */
   public HierarchicalAllReduce(int[] nodes, AllReduceAlgorithm inner) {
-    this.nodes = nodes.clone();
     this.members = members(nodes);
-    int k = members[0].length;
-    for (int[] m : members) {
-      k = m.length == k ? k : 0;
-    }
-    this.evenK = k;
+    this.evenK = ranksPerNode(members);
     this.inner = inner;
   }
 
@@ -70,18 +64,17 @@ public final class HierarchicalAllReduce implements AllReduceAlgorithm {
     return members(nodes).length;
   }
 
-  /**
-   * Bytes each cross-process all-reduce carries for a message of {@code bytes}, to choose the inner
-   * algorithm: a 1/k share when every process holds k ranks, else the whole message.
-   */
-  public static long innerBytes(int[] nodes, long bytes) {
-    int[][] m = members(nodes);
-    for (int[] x : m) {
-      if (x.length != m[0].length) {
-        return bytes;
-      }
+  /** Ranks per process when every process holds the same number, else 0. */
+  public static int ranksPerNode(int[] nodes) {
+    return ranksPerNode(members(nodes));
+  }
+
+  private static int ranksPerNode(int[][] members) {
+    int k = members[0].length;
+    for (int[] m : members) {
+      k = m.length == k ? k : 0;
     }
-    return bytes / m[0].length;
+    return k;
   }
 
   @Override

@@ -55,6 +55,8 @@ public final class EngineCommunicator implements Communicator {
   /** Process of every rank (ranks of one executor share one) and how many processes there are. */
   private final int[] nodes;
   private final int nodeCount;
+  /** Ranks in every process if they all hold the same number, else 0. */
+  private final int ranksPerNode;
   private final long[] collectiveSeq = new long[CollectiveOptions.MAX_TAGS];
   private final long[] sendSeq;
   private final long[] recvSeq;
@@ -73,6 +75,7 @@ public final class EngineCommunicator implements Communicator {
         config.directMaxBytes(), config.directMaxRanks(), config.ringMinBytes(), config.algorithm());
     this.nodes = transport.nodes();
     this.nodeCount = HierarchicalAllReduce.nodeCount(nodes);
+    this.ranksPerNode = HierarchicalAllReduce.ranksPerNode(nodes);
     this.sendSeq = new long[size * CollectiveOptions.MAX_TAGS];
     this.recvSeq = new long[size * CollectiveOptions.MAX_TAGS];
   }
@@ -126,8 +129,9 @@ public final class EngineCommunicator implements Communicator {
     long timeoutMs = timeoutMs(options);
     // The algorithm is chosen by the bytes that cross the wire.
     long wireBytes = bf16Wire ? data.byteLength() / 2 : data.byteLength();
+    // Across processes, each all-reduce carries one process-local shard when every process holds k ranks.
     Algorithm[] choice = selector.select(options.algorithm(), wireBytes, size, nodeCount,
-        HierarchicalAllReduce.innerBytes(nodes, wireBytes));
+        ranksPerNode > 0 ? wireBytes / ranksPerNode : wireBytes);
     int algorithmCode = Algorithm.wireCode(choice[0], choice[1]);
     return () -> execute(kind, seq, data.byteLength(), ctx -> {
       Elements el = bf16Wire ? Elements.openBf16Wire(data, ctx.scratch, 0) : Elements.open(data, ctx.scratch, 0);

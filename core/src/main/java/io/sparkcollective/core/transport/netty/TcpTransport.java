@@ -44,6 +44,8 @@ public final class TcpTransport implements Transport {
    * LEAVE) stays on one connection, in order, while ranks of one executor send in parallel.
    */
   private final String[] connectionKeys;
+  /** Peers whose rank is registered on this same endpoint (frames to them never touch a socket). */
+  private final boolean[] sameEndpoint;
   private volatile String joinRefusal;
   private volatile boolean closed;
 
@@ -61,9 +63,11 @@ public final class TcpTransport implements Transport {
     this.joined[rank] = true;
     this.checksum = endpoint.config().checksum();
     this.connectionKeys = new String[size];
+    this.sameEndpoint = new boolean[size];
     int channel = rank % endpoint.config().channels();
     for (int p = 0; p < size; p++) {
       connectionKeys[p] = NettyEndpoint.channelKey(peerKeys[p], channel);
+      sameEndpoint[p] = peerKeys[p].equals(endpoint.addressKey());
     }
   }
 
@@ -222,7 +226,7 @@ public final class TcpTransport implements Transport {
       if (failed != null) {
         throw failed;
       }
-      if (peerKeys[peer].equals(endpoint.addressKey())) {
+      if (sameEndpoint[peer]) {
         // A rank of this process: hand the frame itself over, no copy and no serialisation.
         TcpTransport local = endpoint.registered(groupId, peer);
         if (local != null) {

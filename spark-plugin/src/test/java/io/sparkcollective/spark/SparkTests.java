@@ -1,0 +1,55 @@
+package io.sparkcollective.spark;
+
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.spark.SparkConf;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+
+/** What the Spark tests share: a local-cluster configuration with the plugin, partitions, the MLlib-style sum. */
+final class SparkTests {
+  private SparkTests() {}
+
+  /** Scala line of the Spark on the classpath; executors of a local-cluster need it in their environment. */
+  static final String SCALA_BINARY =
+      scala.util.Properties.versionNumberString().startsWith("2.13") ? "2.13" : "2.12";
+
+  /** {@code master} (a local-cluster) with the plugin loaded and no UI. */
+  static SparkConf withPlugin(String master, String appName) {
+    return new SparkConf().setMaster(master).setAppName(appName)
+        .set("spark.plugins", CollectivePlugin.class.getName())
+        .set("spark.executorEnv.SPARK_SCALA_VERSION", SCALA_BINARY)
+        .set("spark.ui.enabled", "false");
+  }
+
+  /** An RDD whose partition i holds just the number i. */
+  static JavaRDD<Integer> partitions(JavaSparkContext sc, int n) {
+    List<Integer> ids = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      ids.add(i);
+    }
+    return sc.parallelize(ids, n);
+  }
+
+  /** A partition's gradient of a given length. */
+  interface Gradient extends Serializable {
+    float[] of(int partition, int length);
+  }
+
+  /** The sum of every partition's gradient by {@code treeAggregate}: how Spark users sync gradients today. */
+  static float[] treeAggregateSum(JavaRDD<Integer> parts, Gradient gradient, int length) {
+    return parts.treeAggregate(new float[length], (acc, p) -> {
+      float[] g = gradient.of(p, length);
+      for (int i = 0; i < length; i++) {
+        acc[i] += g[i];
+      }
+      return acc;
+    }, (a, b) -> {
+      for (int i = 0; i < length; i++) {
+        a[i] += b[i];
+      }
+      return a;
+    }, 2);
+  }
+}
