@@ -36,6 +36,8 @@ public final class CollectiveConfig {
   public static final String IO_THREADS = "transport.ioThreads";
   public static final String CHANNELS = "transport.channels";
   public static final String CHECKSUM = "transport.checksum";
+  public static final String PROGRESS = "transport.progress";
+  public static final String SPIN_MICROS = "transport.spinMicros";
   public static final String TLS_ENABLED = "transport.tls.enabled";
   public static final String TLS_KEY_STORE = "transport.tls.keyStore";
   public static final String TLS_KEY_STORE_PASSWORD = "transport.tls.keyStorePassword";
@@ -72,6 +74,12 @@ public final class CollectiveConfig {
     key(IO_THREADS, "2", "Network I/O threads per endpoint (collective-io-N).");
     key(CHANNELS, "1", "Connections per pair of endpoints (1 to 16); rank r of a group sends over number r mod "
         + "channels, so the ranks of one executor send in parallel.");
+    key(PROGRESS, "caller", "Who moves the bytes of plain TCP connections: caller (the thread waiting in a "
+        + "collective reads and writes its sockets itself, spinning up to spinMicros before it blocks: one thread "
+        + "wake-up per message or none) or eventLoop (Netty's I/O threads do all socket work). TLS connections "
+        + "always use eventLoop.");
+    key(SPIN_MICROS, "50", "With progress=caller, how long a waiting thread polls its sockets (yielding the CPU "
+        + "between polls) before it blocks; 0 blocks at once, more trades CPU for latency.");
     key(CHECKSUM, "false", "Adds a CRC32C of every payload and checks it on receipt.");
     key(TLS_ENABLED, "false", "Encrypts every connection with TLS (mutual: both ends present a certificate that "
         + "the other's trust store accepts), in addition to the shared-secret handshake.");
@@ -104,6 +112,8 @@ public final class CollectiveConfig {
   private final int ioThreads;
   private final int channels;
   private final boolean checksum;
+  private final boolean callerProgress;
+  private final long spinMicros;
   private final Map<String, String> values;
 
   private CollectiveConfig(Map<String, String> v) {
@@ -149,6 +159,12 @@ public final class CollectiveConfig {
       throw bad(CHECKSUM, crc, "true or false");
     }
     this.checksum = Boolean.parseBoolean(crc);
+    String progress = v.get(PROGRESS).trim();
+    if (!progress.equalsIgnoreCase("caller") && !progress.equalsIgnoreCase("eventLoop")) {
+      throw bad(PROGRESS, progress, "caller or eventLoop");
+    }
+    this.callerProgress = progress.equalsIgnoreCase("caller");
+    this.spinMicros = nonNegativeLong(v, SPIN_MICROS);
     this.values = Collections.unmodifiableMap(new LinkedHashMap<>(v));
     String tls = v.get(TLS_ENABLED).trim();
     if (!tls.equalsIgnoreCase("true") && !tls.equalsIgnoreCase("false")) {
@@ -302,6 +318,18 @@ public final class CollectiveConfig {
 
   public boolean checksum() {
     return checksum;
+  }
+
+  /**
+   * True when waiting threads drive plain TCP connections themselves ({@code transport.progress=caller});
+   * TLS connections always stay on the event loops.
+   */
+  public boolean callerProgress() {
+    return callerProgress && !tlsEnabled();
+  }
+
+  public long spinMicros() {
+    return spinMicros;
   }
 
   private static long positiveLong(Map<String, String> v, String key) {

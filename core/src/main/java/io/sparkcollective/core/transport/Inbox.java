@@ -21,6 +21,9 @@ public final class Inbox {
   private final NanoClock clock;
   private final FramePool pool;
   private volatile boolean closed;
+  /** A thread blocked elsewhere (in a socket poll) on behalf of this inbox, and how to wake it. */
+  private volatile Thread blockedElsewhere;
+  private volatile Runnable wakeBlocked;
 
   public Inbox(int size, NanoClock clock, FramePool pool) {
     this.clock = clock;
@@ -38,10 +41,84 @@ public final class Inbox {
       if (!closed) {
         q.add(frame);
         q.wakeAll();
+        wakeBlockedElsewhere();
         return;
       }
     }
     pool.release(frame);
+  }
+
+  /**
+   * Marks the calling thread as blocked outside this inbox (in a socket poll) until {@link #unblocked}, so that
+   * a frame delivered or a failure recorded by another thread meanwhile runs {@code wake} (which must make
+   * that poll return).
+   */
+  public void blockedElsewhere(Runnable wake) {
+    wakeBlocked = wake;
+    blockedElsewhere = Thread.currentThread();
+  }
+
+  public void unblocked() {
+    blockedElsewhere = null;
+  }
+
+  private void wakeBlockedElsewhere() {
+    Thread t = blockedElsewhere;
+    if (t != null && t != Thread.currentThread()) {
+      wakeBlocked.run();
+    }
+  }
+
+  /**
+   * The frame of ({@code stream}, {@code seq}) from {@code source} if it has arrived, else null, without
+   * waiting.
+   *
+   * @throws CollectiveException the rank's failure, or the source's departure once its frames are used up
+   */
+  public Frame poll(int source, int stream, long seq) {
+    SourceQueue q = queues[source];
+    synchronized (q) {
+      CollectiveException f = failure.get();
+      if (f != null) {
+        throw f;
+      }
+      Frame frame = q.take(stream, seq);
+      if (frame == null && q.gone != null) {
+        throw q.gone;
+      }
+      return frame;
+    }
+  }
+
+  /**
+   * Parks until a frame from {@code source} arrives, the rank fails, {@code until} passes or the thread is
+   * unparked otherwise (spuriously or by {@code handover}); returns at once if {@code handover} says the
+   * thread may drive the sockets itself. Callers re-check with {@link #poll}.
+   */
+  public void awaitDelivery(int source, long until, java.util.function.BooleanSupplier handover) {
+    SourceQueue q = queues[source];
+    Thread me = Thread.currentThread();
+    synchronized (q) {
+      if (failure.get() != null || q.count > 0 || q.gone != null) {
+        return;
+      }
+      q.addWaiter(me);
+    }
+    try {
+      if (!handover.getAsBoolean()) {
+        long remaining = until - clock.nanoTime();
+        if (remaining > 0) {
+          LockSupport.parkNanos(this, Math.min(remaining, TimeUnit.MILLISECONDS.toNanos(50)));
+        }
+      }
+    } finally {
+      synchronized (q) {
+        q.removeWaiter(me);
+      }
+    }
+    if (me.isInterrupted()) {
+      throw new CollectiveException("interrupted while waiting for a frame from rank " + source);
+    }
   }
 
   /** See {@link Transport#receive}. */
@@ -89,6 +166,7 @@ public final class Inbox {
         q.wakeAll();
       }
     }
+    wakeBlockedElsewhere();
     return first;
   }
 
@@ -104,6 +182,7 @@ public final class Inbox {
       }
       q.wakeAll();
     }
+    wakeBlockedElsewhere();
   }
 
   public CollectiveException failure() {

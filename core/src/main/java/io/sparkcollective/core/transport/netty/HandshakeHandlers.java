@@ -43,10 +43,10 @@ final class HandshakeHandlers {
   static final class Client extends ChannelInboundHandlerAdapter {
     private final NettyEndpoint endpoint;
     private final String remoteKey;
-    private final Promise<Void> done;
+    private final Promise<Link> done;
     private final byte[] clientNonce = SecretHandshake.nonce();
 
-    Client(NettyEndpoint endpoint, String remoteKey, Promise<Void> done) {
+    Client(NettyEndpoint endpoint, String remoteKey, Promise<Link> done) {
       this.endpoint = endpoint;
       this.remoteKey = remoteKey;
       this.done = done;
@@ -83,8 +83,14 @@ final class HandshakeHandlers {
             send(ctx, WireFormat.RESPONSE, endpoint.handshake().clientMac(serverNonce, clientNonce));
           }
         } else if (type == WireFormat.ACCEPT) {
-          ctx.pipeline().replace(this, "messages", new MessageHandler(endpoint, remoteKey, true));
-          done.trySuccess(null);
+          if (endpoint.detaches()) {
+            ctx.pipeline().remove(this);
+            endpoint.detach(ctx.channel(), remoteKey, true, done);
+          } else {
+            MessageHandler messages = new MessageHandler(endpoint, remoteKey, true);
+            ctx.pipeline().replace(this, "messages", messages);
+            done.trySuccess(messages.link());
+          }
         } else if (type == WireFormat.REFUSE) {
           fail(ctx, "endpoint " + remoteKey + " refused the connection: " + WireFormat.readString(in));
         } else {
@@ -154,8 +160,26 @@ final class HandshakeHandlers {
             reject(ctx, "authentication failed: wrong shared secret");
             return;
           }
-          ctx.pipeline().replace(this, "messages", new MessageHandler(endpoint, remoteKey, false));
-          send(ctx, WireFormat.ACCEPT);
+          if (endpoint.detaches()) {
+            // No read after ACCEPT: the dialling side speaks next, and by then the socket is no longer Netty's.
+            ctx.channel().config().setAutoRead(false);
+            ByteBuf out = ctx.alloc().buffer();
+            WireFormat.begin(out, WireFormat.ACCEPT);
+            WireFormat.finish(out, 0);
+            io.netty.channel.Channel ch = ctx.channel();
+            String key = remoteKey;
+            ctx.writeAndFlush(out).addListener(f -> {
+              if (f.isSuccess()) {
+                endpoint.detach(ch, key, false, null);
+              } else {
+                ch.close();
+              }
+            });
+            ctx.pipeline().remove(this);
+          } else {
+            ctx.pipeline().replace(this, "messages", new MessageHandler(endpoint, remoteKey, false));
+            send(ctx, WireFormat.ACCEPT);
+          }
         } else {
           reject(ctx, "unexpected message type " + type + " during the handshake");
         }

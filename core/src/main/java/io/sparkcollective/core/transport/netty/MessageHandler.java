@@ -19,6 +19,7 @@ final class MessageHandler extends ChannelInboundHandlerAdapter {
   private final NettyEndpoint endpoint;
   private final String remoteKey;
   private final boolean outbound;
+  private volatile Link link;
   private volatile String closeReason;
 
   MessageHandler(NettyEndpoint endpoint, String remoteKey, boolean outbound) {
@@ -27,55 +28,73 @@ final class MessageHandler extends ChannelInboundHandlerAdapter {
     this.outbound = outbound;
   }
 
+  /** The connection as a link; set once the handler is in its pipeline. */
+  Link link() {
+    return link;
+  }
+
   @Override
   public void handlerAdded(ChannelHandlerContext ctx) {
-    endpoint.channelReady(remoteKey, ctx.channel(), outbound);
+    link = Link.of(ctx.channel());
+    endpoint.channelReady(remoteKey, ctx.channel(), link);
   }
 
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
     ByteBuf in = (ByteBuf) msg;
     try {
-      byte type = in.readByte();
+      String bad = dispatch(endpoint, remoteKey, in.readByte(), in);
+      if (bad != null) {
+        closeReason = bad;
+        ctx.close();
+      }
+    } finally {
+      in.release();
+    }
+  }
+
+  /**
+   * Hands one message of type {@code type} ({@code in} just past the type byte) to the endpoint; returns why
+   * the connection must be closed (unknown type, truncated message), else null. Shared by both kinds of
+   * connection.
+   */
+  static String dispatch(NettyEndpoint endpoint, String remoteKey, byte type, ByteBuf in) {
+    try {
       switch (type) {
         case WireFormat.DATA:
           endpoint.onData(remoteKey, in);
-          break;
+          return null;
         case WireFormat.ABORT: {
           long group = in.readLongLE();
           int source = in.readIntLE();
           int dest = in.readIntLE();
           int origin = in.readIntLE();
           endpoint.onAbort(group, source, dest, origin, WireFormat.readString(in));
-          break;
+          return null;
         }
         case WireFormat.LEAVE:
           endpoint.onLeave(in.readLongLE(), in.readIntLE(), in.readIntLE());
-          break;
+          return null;
         case WireFormat.JOIN:
           endpoint.onJoin(remoteKey, in.readLongLE(), in.readIntLE(), in.readIntLE(), in.readIntLE());
-          break;
+          return null;
         case WireFormat.REFUSE_JOIN: {
           long group = in.readLongLE();
           int source = in.readIntLE();
           int dest = in.readIntLE();
           endpoint.onJoinRefused(group, source, dest, WireFormat.readString(in));
-          break;
+          return null;
         }
         case WireFormat.HEARTBEAT:
-          break;
+          return null;
         default:
           LOG.warn("{}: unknown message type {} from {}; closing the connection", endpoint.addressKey(), type,
               remoteKey);
-          closeReason = "it sent an unknown message type " + type;
-          ctx.close();
+          return "it sent an unknown message type " + type;
       }
     } catch (IndexOutOfBoundsException e) {
-      closeReason = "it sent a truncated message";
       LOG.warn("{}: truncated message from {}; closing the connection", endpoint.addressKey(), remoteKey);
-      ctx.close();
-    } finally {
-      in.release();
+      return "it sent a truncated message";
     }
   }
 
@@ -95,7 +114,7 @@ final class MessageHandler extends ChannelInboundHandlerAdapter {
   @Override
   public void channelInactive(ChannelHandlerContext ctx) {
     String why = closeReason != null ? closeReason : "connection closed";
-    endpoint.connectionLost(remoteKey, ctx.channel(), outbound, why);
+    endpoint.connectionLost(remoteKey, link, outbound, why);
   }
 
   @Override

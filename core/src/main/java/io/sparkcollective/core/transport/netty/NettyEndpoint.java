@@ -64,15 +64,17 @@ public final class NettyEndpoint implements AutoCloseable {
   private final CollectiveConfig config;
   private final SecretHandshake handshake;
   private final EventLoopGroup loops;
-  private final Class<? extends SocketChannel> socketClass;
+  private final io.netty.channel.ChannelFactory<? extends SocketChannel> socketFactory;
   private final Channel server;
   private final String addressKey;
   private final InetSocketAddress address;
   private final FramePool pool;
   private final NanoClock clock;
   private final TlsContexts tls;
-  private final ConcurrentHashMap<String, Promise<Channel>> outbound = new ConcurrentHashMap<>();
-  private final Map<Channel, String> openChannels = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, Promise<Link>> outbound = new ConcurrentHashMap<>();
+  private final Map<Link, String> openLinks = new ConcurrentHashMap<>();
+  /** Drives plain connections from the waiting threads; null when Netty's event loops do all socket work. */
+  private final CallerDrivenIo io;
   private final ConcurrentHashMap<Long, TcpTransport[]> groups = new ConcurrentHashMap<>();
   private final List<PendingJoin> pendingJoins = new ArrayList<>();
   private final AtomicLong rejectedFrames = new AtomicLong();
@@ -88,13 +90,23 @@ public final class NettyEndpoint implements AutoCloseable {
     this.clock = clock;
     this.pool = new FramePool(config.segmentBytes(), WireFormat.DATA_HEADER_BYTES);
     this.tls = config.tlsEnabled() ? TlsContexts.from(config) : null;
-    boolean epoll = Epoll.isAvailable();
+    boolean callerDriven = config.callerProgress();
+    // Caller-driven connections are NIO sockets Netty connects and authenticates, then hands over.
+    boolean epoll = !callerDriven && Epoll.isAvailable();
     DefaultThreadFactory threads = new DefaultThreadFactory("collective-io", true);
     this.loops = epoll ? new EpollEventLoopGroup(config.ioThreads(), threads)
-        : new NioEventLoopGroup(config.ioThreads(), threads);
-    this.socketClass = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
-    Class<? extends ServerChannel> serverClass = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
-    ServerBootstrap sb = new ServerBootstrap().group(loops).channel(serverClass)
+        : new NioEventLoopGroup(callerDriven ? 1 : config.ioThreads(), threads);
+    this.socketFactory = epoll ? EpollSocketChannel::new
+        : callerDriven ? DetachableChannels.Socket::new : NioSocketChannel::new;
+    io.netty.channel.ChannelFactory<? extends ServerChannel> serverFactory = epoll ? EpollServerSocketChannel::new
+        : callerDriven ? DetachableChannels.Server::new : NioServerSocketChannel::new;
+    try {
+      this.io = callerDriven ? new CallerDrivenIo(this) : null;
+    } catch (java.io.IOException e) {
+      loops.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+      throw new CollectiveException("cannot open a socket selector: " + e, e);
+    }
+    ServerBootstrap sb = new ServerBootstrap().group(loops).channelFactory(serverFactory)
         .option(ChannelOption.SO_REUSEADDR, true)
         .childOption(ChannelOption.TCP_NODELAY, true)
         .childOption(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
@@ -117,12 +129,16 @@ public final class NettyEndpoint implements AutoCloseable {
       this.server = sb.bind(bindHost, port).syncUninterruptibly().channel();
     } catch (Exception e) { // Netty rethrows the bind's IOException unchecked
       loops.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+      if (io != null) {
+        io.close();
+      }
       throw new CollectiveUsageException("cannot listen on " + bindHost + ":" + port + ": " + e);
     }
     InetSocketAddress bound = (InetSocketAddress) server.localAddress();
     this.address = new InetSocketAddress(bindHost, bound.getPort());
     this.addressKey = bindHost + ":" + bound.getPort();
-    LOG.info("collective endpoint listening on {} ({}{})", addressKey, epoll ? "epoll" : "nio",
+    LOG.info("collective endpoint listening on {} ({}{})", addressKey,
+        callerDriven ? "caller-driven" : epoll ? "epoll" : "nio",
         tls != null ? ", TLS" : "");
   }
 
@@ -211,6 +227,11 @@ public final class NettyEndpoint implements AutoCloseable {
     return pool;
   }
 
+  /** The caller-driven I/O of this endpoint, or null when the event loops move every byte. */
+  CallerDrivenIo callerIo() {
+    return io;
+  }
+
   NanoClock clock() {
     return clock;
   }
@@ -227,7 +248,7 @@ public final class NettyEndpoint implements AutoCloseable {
 
   /** Authenticated connections to other endpoints open now (inbound and outbound). */
   public int openConnections() {
-    return openChannels.size();
+    return openLinks.size();
   }
 
   /** Frames dropped because no rank of their group is registered here (stale or foreign groups). */
@@ -459,8 +480,15 @@ public final class NettyEndpoint implements AutoCloseable {
   void onData(String remoteKey, ByteBuf in) {
     // The reader is just past the type byte.
     int afterType = in.readerIndex() - WireFormat.TYPE_OFFSET - 1;
-    long group = in.getLongLE(afterType + WireFormat.GROUP_OFFSET);
-    int dest = in.getIntLE(afterType + WireFormat.DEST_OFFSET);
+    TcpTransport t = rankFor(remoteKey, in.getLongLE(afterType + WireFormat.GROUP_OFFSET),
+        in.getIntLE(afterType + WireFormat.DEST_OFFSET));
+    if (t != null) {
+      t.onData(in);
+    }
+  }
+
+  /** The rank a DATA frame from {@code remoteKey} is for; null (frame dropped and counted) if it is not here. */
+  TcpTransport rankFor(String remoteKey, long group, int dest) {
     TcpTransport t = lookup(group, dest);
     if (t == null) {
       long n = rejectedFrames.incrementAndGet();
@@ -468,9 +496,8 @@ public final class NettyEndpoint implements AutoCloseable {
         LOG.warn("{}: dropped a frame from {} for group {} rank {}, which is not registered here (stale stage "
             + "attempt or foreign group; {} dropped so far)", addressKey, remoteKey, Long.toHexString(group), dest, n);
       }
-      return;
     }
-    t.onData(in);
+    return t;
   }
 
   void onAbort(long group, int source, int dest, int origin, String reason) {
@@ -509,24 +536,28 @@ public final class NettyEndpoint implements AutoCloseable {
     InetSocketAddress target = remote != null ? remote : parse(key);
     if (isIoThread()) {
       // Never block an I/O thread: write once the connection is ready, or drop the message if it fails.
-      Promise<Channel> p = connectionPromise(connectionKey, key, target);
+      Promise<Link> p = connectionPromise(connectionKey, key, target);
       p.addListener(f -> {
         if (f.isSuccess() && p.getNow().isActive()) {
-          p.getNow().writeAndFlush(msg, p.getNow().voidPromise());
+          try {
+            p.getNow().write(msg);
+          } catch (CollectiveException e) {
+            LOG.debug("{}: message to {} lost with its connection", addressKey, key, e);
+          }
         } else {
           msg.release();
         }
       });
       return;
     }
-    Channel ch;
+    Link link;
     try {
-      ch = connection(connectionKey, key, target);
+      link = connection(connectionKey, key, target);
     } catch (RuntimeException e) {
       msg.release();
       throw e;
     }
-    ch.writeAndFlush(msg, ch.voidPromise());
+    link.write(msg);
   }
 
   /** The name of connection number {@code channel} (from 0) to endpoint {@code key}. */
@@ -569,10 +600,10 @@ public final class NettyEndpoint implements AutoCloseable {
     }
   }
 
-  private Promise<Channel> connectionPromise(String connectionKey, String key, InetSocketAddress remote) {
-    Promise<Channel> p = outbound.get(connectionKey);
+  private Promise<Link> connectionPromise(String connectionKey, String key, InetSocketAddress remote) {
+    Promise<Link> p = outbound.get(connectionKey);
     if (p == null) {
-      Promise<Channel> mine = loops.next().newPromise();
+      Promise<Link> mine = loops.next().newPromise();
       p = outbound.putIfAbsent(connectionKey, mine);
       if (p == null) {
         p = mine;
@@ -582,9 +613,9 @@ public final class NettyEndpoint implements AutoCloseable {
     return p;
   }
 
-  private Channel connection(String connectionKey, String key, InetSocketAddress remote) {
+  private Link connection(String connectionKey, String key, InetSocketAddress remote) {
     while (true) {
-      Promise<Channel> p = connectionPromise(connectionKey, key, remote);
+      Promise<Link> p = connectionPromise(connectionKey, key, remote);
       if (!p.awaitUninterruptibly(config.connectTimeoutMs() + 1000)) {
         outbound.remove(connectionKey, p);
         throw new PeerLostException(-1, "connecting to endpoint " + key + " timed out");
@@ -597,18 +628,18 @@ public final class NettyEndpoint implements AutoCloseable {
         }
         throw new PeerLostException(-1, "cannot connect to endpoint " + key + ": " + cause, cause);
       }
-      Channel ch = p.getNow();
-      if (ch.isActive()) {
-        return ch;
+      Link link = p.getNow();
+      if (link.isActive()) {
+        return link;
       }
       outbound.remove(connectionKey, p);
     }
   }
 
   @SuppressWarnings("deprecation") // RCVBUF_ALLOCATOR: deprecated in Netty 4.2, the only form 4.1 has
-  private void dial(String key, InetSocketAddress remote, Promise<Channel> result) {
-    Promise<Void> authenticated = loops.next().newPromise();
-    Bootstrap b = new Bootstrap().group(loops).channel(socketClass)
+  private void dial(String key, InetSocketAddress remote, Promise<Link> result) {
+    Promise<Link> authenticated = loops.next().newPromise();
+    Bootstrap b = new Bootstrap().group(loops).channelFactory(socketFactory)
         .option(ChannelOption.TCP_NODELAY, true)
         .option(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
         .option(ChannelOption.RCVBUF_ALLOCATOR, receiveSizes())
@@ -636,7 +667,9 @@ public final class NettyEndpoint implements AutoCloseable {
     });
     authenticated.addListener(f -> {
       if (f.isSuccess()) {
-        result.trySuccess(cf.channel());
+        if (!result.trySuccess(authenticated.getNow())) {
+          authenticated.getNow().close(); // timed out meanwhile
+        }
       } else {
         result.tryFailure(f.cause());
         cf.channel().close();
@@ -655,8 +688,9 @@ public final class NettyEndpoint implements AutoCloseable {
     ch.pipeline().addLast("idle", new IdleStateHandler(config.heartbeatTimeoutMs(), 0, 0, TimeUnit.MILLISECONDS));
   }
 
-  void channelReady(String remoteKey, Channel ch, boolean isOutbound) {
-    openChannels.put(ch, remoteKey);
+  /** An authenticated connection whose bytes the event loop moves is ready for messages. */
+  void channelReady(String remoteKey, Channel ch, Link link) {
+    openLinks.put(link, remoteKey);
     // Heartbeats keep the peer's reader-idle timer quiet while no data flows.
     long every = config.heartbeatIntervalMs();
     java.util.concurrent.ScheduledFuture<?> beat = ch.eventLoop().scheduleAtFixedRate(() -> {
@@ -670,12 +704,51 @@ public final class NettyEndpoint implements AutoCloseable {
     ch.closeFuture().addListener(f -> beat.cancel(false));
   }
 
+  /** True when authenticated connections are handed to the waiting threads ({@link #detach}). */
+  boolean detaches() {
+    return io != null;
+  }
+
+  /**
+   * Takes an authenticated connection away from Netty (no more reads by its event loop, handlers removed,
+   * deregistered) and gives its socket to the caller-driven I/O; completes {@code done} with the new link.
+   * The handshake guarantees nothing follows ACCEPT until the dialling side has sent something, so no bytes
+   * are left behind in Netty's buffers.
+   */
+  void detach(Channel ch, String remoteKey, boolean isOutbound, Promise<Link> done) {
+    ch.config().setAutoRead(false);
+    ((DetachableChannels.Socket) ch).markDetached();
+    for (String name : new String[] {"idle", "frames"}) {
+      if (ch.pipeline().get(name) != null) {
+        ch.pipeline().remove(name);
+      }
+    }
+    ch.deregister().addListener(f -> {
+      try {
+        if (!f.isSuccess()) {
+          throw new java.io.IOException("deregistering from the event loop failed: " + f.cause());
+        }
+        DirectLink link = io.adopt(((DetachableChannels.Socket) ch).socket(), remoteKey, isOutbound);
+        openLinks.put(link, remoteKey);
+        if (done != null) {
+          done.trySuccess(link);
+        }
+      } catch (java.io.IOException | RuntimeException e) {
+        LOG.warn("{}: cannot take over the connection to {}: {}", addressKey, remoteKey, e.toString());
+        ((DetachableChannels.Socket) ch).socket().close();
+        if (done != null) {
+          done.tryFailure(e);
+        }
+      }
+    });
+  }
+
   /** A connection to {@code remoteKey} closed: every rank reached through that endpoint is lost. */
-  void connectionLost(String remoteKey, Channel ch, boolean isOutbound, String why) {
-    openChannels.remove(ch);
+  void connectionLost(String remoteKey, Link link, boolean isOutbound, String why) {
+    openLinks.remove(link);
     if (isOutbound) {
       // Whichever of the connections to that endpoint it was.
-      outbound.entrySet().removeIf(e -> e.getValue().isDone() && e.getValue().getNow() == ch);
+      outbound.entrySet().removeIf(e -> e.getValue().isDone() && e.getValue().getNow() == link);
     }
     if (closed) {
       return;
@@ -691,7 +764,7 @@ public final class NettyEndpoint implements AutoCloseable {
 
   /** Closes every connection to {@code remoteKey} (fault injection and health tests). */
   void disconnect(String remoteKey) {
-    for (Map.Entry<Channel, String> e : openChannels.entrySet()) {
+    for (Map.Entry<Link, String> e : openLinks.entrySet()) {
       if (e.getValue().equals(remoteKey)) {
         e.getKey().close();
       }
@@ -712,8 +785,11 @@ public final class NettyEndpoint implements AutoCloseable {
       }
     }
     server.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
-    for (Channel ch : openChannels.keySet()) {
-      ch.close();
+    for (Link link : openLinks.keySet()) {
+      link.close();
+    }
+    if (io != null) {
+      io.close();
     }
     loops.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
     LOG.info("collective endpoint {} closed", addressKey);

@@ -71,6 +71,11 @@ public final class TcpTransport implements Transport {
     }
   }
 
+  /** Frames received and not yet taken (tests). */
+  int queuedFrames() {
+    return inbox.queued();
+  }
+
   String connectionKey(int peer) {
     return connectionKeys[peer];
   }
@@ -288,30 +293,51 @@ public final class TcpTransport implements Transport {
     int root = in.readIntLE();
     int crc = in.readIntLE();
     int n = in.readableBytes();
+    Frame f = acceptData(kind, dtype, op, algorithm, stream, source, step, seq, count, offset, root, n);
+    if (f != null) {
+      in.readBytes(f.payload().view(n));
+      completeData(f, n, flags, crc);
+    }
+  }
+
+  /**
+   * The frame to receive the {@code n} payload bytes of a DATA message into, with the message's header set;
+   * null if the message cannot be for this rank (the rank is failed then, and the payload is to be skipped).
+   */
+  Frame acceptData(int kind, int dtype, int op, int algorithm, int stream, int source, int step, long seq,
+      long count, long offset, int root, int n) {
     if (source < 0 || source >= size || source == rank) {
       abort(new CollectiveException("rank " + rank + " of group " + groupName + " received a frame claiming to be from "
           + "rank " + source + ", which is not a peer"));
-      return;
-    }
-    if ((flags & WireFormat.FLAG_CRC32C) != 0) {
-      int actual = crc(in.nioBuffer(in.readerIndex(), n));
-      if (actual != crc) {
-        abort(new CollectiveException("rank " + rank + " of group " + groupName + " received a corrupt frame from "
-            + describe(source) + " (CRC32C mismatch, operation #" + seq + " step " + step + ")"));
-        return;
-      }
+      return null;
     }
     if (n > endpoint.pool().maxCapacity()) {
       abort(new CollectiveException("rank " + rank + " of group " + groupName + " received a frame of " + n
           + " bytes from " + describe(source) + ", more than the largest segment " + endpoint.pool().maxCapacity()
           + " (are segmentBytes settings the same on all ranks?)"));
-      return;
+      return null;
     }
     Frame f = endpoint.pool().acquire(n);
-    in.readBytes(f.payload().view(n));
-    f.payload().size(n);
     f.header(kind, stream, seq, step, source, dtype, op, root, algorithm, count, offset);
-    inbox.deliver(source, f);
+    return f;
+  }
+
+  /** Checks and queues a frame from {@link #acceptData} once its {@code n} payload bytes are in. */
+  void completeData(Frame f, int n, int flags, int crc) {
+    if ((flags & WireFormat.FLAG_CRC32C) != 0) {
+      int actual = crc(f.payload().view(n));
+      if (actual != crc) {
+        int source = f.source();
+        long seq = f.seq();
+        int step = f.step();
+        endpoint.pool().release(f);
+        abort(new CollectiveException("rank " + rank + " of group " + groupName + " received a corrupt frame from "
+            + describe(source) + " (CRC32C mismatch, operation #" + seq + " step " + step + ")"));
+        return;
+      }
+    }
+    f.payload().size(n);
+    inbox.deliver(f.source(), f);
   }
 
   void onAbort(int source, int origin, String reason) {
@@ -337,7 +363,9 @@ public final class TcpTransport implements Transport {
 
   @Override
   public Frame receive(int peer, int stream, long seq, long deadlineNanos) {
-    return inbox.receive(peer, stream, seq, deadlineNanos);
+    CallerDrivenIo io = endpoint.callerIo();
+    return io != null ? io.receive(inbox, peer, stream, seq, deadlineNanos)
+        : inbox.receive(peer, stream, seq, deadlineNanos);
   }
 
   // ------------------------------------------------------------------------------------------ failures

@@ -34,6 +34,7 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** The engine over real sockets on loopback: endpoints in this JVM, one per rank. */
@@ -47,14 +48,18 @@ class TcpTransportTest {
   }
 
   private static final Duration LIMIT = Duration.ofSeconds(120);
-  private static final CollectiveConfig CHECKED = CollectiveConfig.from(Map.of(
-      CollectiveConfig.CHECKSUM, "true", CollectiveConfig.SEGMENT_BYTES, "65536",
-      CollectiveConfig.JOIN_TIMEOUT_MS, "5000"));
+  private static final CollectiveConfig CHECKED = checked("caller");
 
-  @ParameterizedTest(name = "{0} ranks")
-  @ValueSource(ints = {1, 2, 3, 5})
-  void shouldMatchTheReferenceOverTcpForEveryAlgorithm(int n) throws Exception {
-    try (TcpCluster cluster = new TcpCluster(n, CHECKED)) {
+  /** Checksums on, small segments; {@code progress}: who moves the bytes (caller-driven or Netty's threads). */
+  private static CollectiveConfig checked(String progress) {
+    return CollectiveConfig.from(Map.of(CollectiveConfig.CHECKSUM, "true", CollectiveConfig.SEGMENT_BYTES, "65536",
+        CollectiveConfig.JOIN_TIMEOUT_MS, "5000", CollectiveConfig.PROGRESS, progress));
+  }
+
+  @ParameterizedTest(name = "{0} ranks, progress={1}")
+  @CsvSource({"1, caller", "2, caller", "3, caller", "5, caller", "2, eventLoop", "3, eventLoop"})
+  void shouldMatchTheReferenceOverTcpForEveryAlgorithm(int n, String progress) throws Exception {
+    try (TcpCluster cluster = new TcpCluster(n, checked(progress))) {
       List<Communicator> group = cluster.group("matrix-" + n);
       try {
         GroupHarness.run(group, LIMIT, comm -> {
@@ -190,10 +195,11 @@ class TcpTransportTest {
     }
   }
 
-  @Test
-  void shouldFailPeersFastNamingTheRankWhoseEndpointDiesMidOperation() throws Exception {
+  @ParameterizedTest(name = "progress={0}")
+  @ValueSource(strings = {"caller", "eventLoop"})
+  void shouldFailPeersFastNamingTheRankWhoseEndpointDiesMidOperation(String progress) throws Exception {
     int n = 4;
-    try (TcpCluster cluster = new TcpCluster(n, CHECKED)) {
+    try (TcpCluster cluster = new TcpCluster(n, checked(progress))) {
       List<Communicator> group = cluster.group("dies");
       List<Outcome<Object>> outcomes = GroupHarness.runAll(group, LIMIT, comm -> {
         if (comm.rank() == 2) {

@@ -1,0 +1,382 @@
+package io.sparkcollective.core.transport.netty;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import io.sparkcollective.core.api.PeerLostException;
+import io.sparkcollective.core.transport.Frame;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayDeque;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An authenticated plain TCP connection whose bytes application threads move ({@link CallerDrivenIo}).
+ *
+ * <p>Writing: any thread, under the write lock, writes straight to the non-blocking socket; what the socket
+ * does not take is queued and flushed by whoever drives when the socket becomes writable. A message is
+ * released once written (a frame's message returns the frame to its pool).
+ *
+ * <p>Reading: only the driving thread, under the read lock. Messages are parsed out of a staging buffer; a
+ * DATA payload that is not in it yet is read straight into the frame it will be delivered in, so large
+ * segments are copied once, from the socket into the frame.
+ *
+ * <p>Lock order: the read lock may be held while writing (a frame's delivery can fail the group, which tells
+ * the peers); the write lock is never held while taking the read lock.
+ */
+final class DirectLink implements Link {
+  private static final Logger LOG = LoggerFactory.getLogger(DirectLink.class);
+  private static final int STAGING_BYTES = 64 << 10;
+  /** Reads per call before the driver moves on to other connections. */
+  private static final int READS_PER_TURN = 16;
+
+  private final CallerDrivenIo io;
+  private final NettyEndpoint endpoint;
+  private final SocketChannel socket;
+  private final String remoteKey;
+  private final boolean outbound;
+  private final Object readLock = new Object();
+  private final Object writeLock = new Object();
+  private final ArrayDeque<ByteBuf> pending = new ArrayDeque<>();
+  private final ByteBuffer staging = ByteBuffer.allocateDirect(STAGING_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+  private SelectionKey key;
+  private boolean writeInterest;
+  private volatile boolean closed;
+  private volatile long lastReadNanos;
+  private volatile long lastWriteNanos;
+
+  // A DATA payload being read into its frame (or skipped: frame == null).
+  private TcpTransport bodyFor;
+  private Frame body;
+  private ByteBuffer bodyView;
+  private int bodyBytes;
+  private int bodyRemaining;
+  private int bodyFlags;
+  private int bodyCrc;
+
+  DirectLink(CallerDrivenIo io, SocketChannel socket, String remoteKey, boolean outbound) throws IOException {
+    this.io = io;
+    this.endpoint = io.endpoint();
+    this.socket = socket;
+    this.remoteKey = remoteKey;
+    this.outbound = outbound;
+    socket.configureBlocking(false);
+    long now = io.clock().nanoTime();
+    this.lastReadNanos = now;
+    this.lastWriteNanos = now;
+  }
+
+  void register(Selector selector) throws IOException {
+    synchronized (writeLock) {
+      key = socket.register(selector, SelectionKey.OP_READ, this);
+    }
+  }
+
+  String remoteKey() {
+    return remoteKey;
+  }
+
+  long lastReadNanos() {
+    return lastReadNanos;
+  }
+
+  long lastWriteNanos() {
+    return lastWriteNanos;
+  }
+
+  @Override
+  public boolean isActive() {
+    return !closed;
+  }
+
+  // ------------------------------------------------------------------------------------------- writing
+
+  @Override
+  public void write(ByteBuf msg) {
+    IOException failed = null;
+    synchronized (writeLock) {
+      if (closed) {
+        msg.release();
+        throw new PeerLostException(-1, "the connection to endpoint " + remoteKey + " is closed");
+      }
+      try {
+        if (pending.isEmpty()) {
+          writeSome(msg);
+          if (!msg.isReadable()) {
+            msg.release();
+            return;
+          }
+        }
+        pending.addLast(msg);
+        if (!writeInterest) {
+          writeInterest = true;
+          key.interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+          io.writeInterestChanged();
+        }
+        return;
+      } catch (IOException e) {
+        failed = e;
+        msg.release();
+      }
+    }
+    fail("write failed: " + failed);
+    throw new PeerLostException(-1, "cannot write to endpoint " + remoteKey + ": " + failed);
+  }
+
+  private void writeSome(ByteBuf msg) throws IOException {
+    ByteBuffer b = msg.internalNioBuffer(msg.readerIndex(), msg.readableBytes());
+    int n = socket.write(b);
+    if (n > 0) {
+      msg.skipBytes(n);
+      lastWriteNanos = io.clock().nanoTime();
+    }
+  }
+
+  /** Writes what is queued, as far as the socket takes it (called by the driver when it is writable). */
+  void flush() {
+    IOException failed = null;
+    synchronized (writeLock) {
+      try {
+        while (!pending.isEmpty()) {
+          ByteBuf m = pending.peekFirst();
+          writeSome(m);
+          if (m.isReadable()) {
+            return;
+          }
+          pending.pollFirst().release();
+        }
+        if (writeInterest && !closed) {
+          writeInterest = false;
+          key.interestOps(SelectionKey.OP_READ);
+        }
+        return;
+      } catch (IOException | java.nio.channels.CancelledKeyException e) {
+        failed = e instanceof IOException ? (IOException) e : new IOException(e.toString());
+      }
+    }
+    fail("write failed: " + failed);
+  }
+
+  void heartbeat() {
+    ByteBuf out = PooledByteBufAllocator.DEFAULT.buffer(WireFormat.LENGTH_FIELD_BYTES + 1);
+    WireFormat.begin(out, WireFormat.HEARTBEAT);
+    WireFormat.finish(out, 0);
+    try {
+      write(out);
+    } catch (PeerLostException e) {
+      // Already reported as lost.
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------- reading
+
+  /** Reads and dispatches what has arrived (driving thread only). */
+  void readAvailable() {
+    String problem = null;
+    synchronized (readLock) {
+      if (closed) {
+        return;
+      }
+      try {
+        for (int turn = 0; turn < READS_PER_TURN && problem == null; turn++) {
+          int n;
+          if (bodyRemaining > 0) {
+            n = body != null ? socket.read(bodyView) : skip();
+            if (n > 0) {
+              bodyRemaining -= n;
+              if (bodyRemaining == 0) {
+                finishBody();
+              }
+            }
+          } else {
+            n = socket.read(staging);
+            if (n > 0) {
+              problem = parse();
+              if (problem != null) {
+                LOG.warn("{}: {} from {}; closing the connection", endpoint.addressKey(), problem, remoteKey);
+              }
+            }
+          }
+          if (n < 0) {
+            problem = "connection closed";
+          } else if (n == 0) {
+            break;
+          } else {
+            lastReadNanos = io.clock().nanoTime();
+          }
+        }
+      } catch (IOException e) {
+        problem = closed ? null : "read failed: " + e;
+      }
+      if (closed && body != null) {
+        // Closed while this message was being delivered (its delivery failed the group, telling peers failed).
+        endpoint.pool().release(body);
+        body = null;
+        bodyFor = null;
+        bodyView = null;
+      }
+    }
+    if (problem != null) {
+      fail(problem);
+    }
+  }
+
+  /** Reads and drops payload bytes of a frame that no rank here takes. */
+  private int skip() throws IOException {
+    staging.clear().limit(Math.min(staging.capacity(), bodyRemaining));
+    int n = socket.read(staging);
+    staging.clear();
+    return n;
+  }
+
+  /** Dispatches the complete messages in the staging buffer; returns why the connection must close, or null. */
+  private String parse() {
+    ByteBuffer in = staging;
+    in.flip();
+    try {
+      while (in.remaining() >= WireFormat.LENGTH_FIELD_BYTES + 1) {
+        int start = in.position();
+        long length = in.getInt(start) & 0xFFFFFFFFL;
+        if (length < 1 || length > WireFormat.MAX_MESSAGE_BYTES) {
+          return "it sent a message of " + length + " bytes (limit " + WireFormat.MAX_MESSAGE_BYTES + ")";
+        }
+        byte type = in.get(start + WireFormat.TYPE_OFFSET);
+        if (type == WireFormat.DATA) {
+          if (length + WireFormat.LENGTH_FIELD_BYTES < WireFormat.DATA_HEADER_BYTES) {
+            return "it sent a truncated message";
+          }
+          if (in.remaining() < WireFormat.DATA_HEADER_BYTES) {
+            break;
+          }
+          startData(in, start, (int) (length + WireFormat.LENGTH_FIELD_BYTES - WireFormat.DATA_HEADER_BYTES));
+          if (bodyRemaining > 0) {
+            // The rest of the payload comes straight from the socket.
+            break;
+          }
+        } else {
+          if (length + WireFormat.LENGTH_FIELD_BYTES > in.capacity()) {
+            return "it sent a control message of " + length + " bytes";
+          }
+          if (in.remaining() < length + WireFormat.LENGTH_FIELD_BYTES) {
+            break;
+          }
+          ByteBuffer slice = in.duplicate().position(start + WireFormat.TYPE_OFFSET + 1)
+              .limit(start + WireFormat.LENGTH_FIELD_BYTES + (int) length).slice();
+          in.position(start + WireFormat.LENGTH_FIELD_BYTES + (int) length);
+          String bad = MessageHandler.dispatch(endpoint, remoteKey, type, Unpooled.wrappedBuffer(slice));
+          if (bad != null) {
+            return bad;
+          }
+        }
+      }
+      return null;
+    } finally {
+      in.compact();
+    }
+  }
+
+  /** A DATA message starts at {@code start}; its header is in the staging buffer, its payload has {@code n} bytes. */
+  private void startData(ByteBuffer in, int start, int n) {
+    long group = in.getLong(start + WireFormat.GROUP_OFFSET);
+    int dest = in.getInt(start + WireFormat.DEST_OFFSET);
+    TcpTransport t = endpoint.rankFor(remoteKey, group, dest);
+    Frame f = null;
+    if (t != null) {
+      f = t.acceptData(in.get(start + WireFormat.KIND_OFFSET) & 0xFF, in.get(start + WireFormat.DTYPE_OFFSET) & 0xFF,
+          in.get(start + WireFormat.OP_OFFSET) & 0xFF, in.get(start + WireFormat.ALGORITHM_OFFSET) & 0xFF,
+          in.getShort(start + WireFormat.STREAM_OFFSET) & 0xFFFF, in.getInt(start + WireFormat.SOURCE_OFFSET),
+          in.getInt(start + WireFormat.STEP_OFFSET), in.getLong(start + WireFormat.SEQ_OFFSET),
+          in.getLong(start + WireFormat.COUNT_OFFSET), in.getLong(start + WireFormat.ELEMENT_OFFSET_OFFSET),
+          in.getInt(start + WireFormat.ROOT_OFFSET), n);
+    }
+    bodyFor = f != null ? t : null;
+    body = f;
+    bodyBytes = n;
+    bodyFlags = in.get(start + WireFormat.FLAGS_OFFSET);
+    bodyCrc = in.getInt(start + WireFormat.CRC_OFFSET);
+    in.position(start + WireFormat.DATA_HEADER_BYTES);
+    int here = Math.min(n, in.remaining());
+    if (f != null) {
+      bodyView = f.payload().view(n);
+      bodyView.put(bodyView.position(), in, in.position(), here);
+      bodyView.position(here);
+    }
+    in.position(in.position() + here);
+    bodyRemaining = n - here;
+    if (bodyRemaining == 0) {
+      finishBody();
+    }
+  }
+
+  private void finishBody() {
+    Frame f = body;
+    TcpTransport t = bodyFor;
+    body = null;
+    bodyFor = null;
+    bodyView = null;
+    if (f != null) {
+      t.completeData(f, bodyBytes, bodyFlags, bodyCrc);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------ closing
+
+  /** Closes the connection and reports every peer behind it lost, once. */
+  void fail(String why) {
+    if (!shut()) {
+      return;
+    }
+    LOG.debug("{}: connection to {} failed: {}", endpoint.addressKey(), remoteKey, why);
+    endpoint.connectionLost(remoteKey, this, outbound, why);
+  }
+
+  @Override
+  public void close() {
+    if (shut()) {
+      endpoint.connectionLost(remoteKey, this, outbound, "connection closed");
+    }
+  }
+
+  /** Closes the socket and frees queued and partly read messages; true for the call that did it. */
+  private boolean shut() {
+    synchronized (writeLock) {
+      if (closed) {
+        return false;
+      }
+      closed = true;
+      if (key != null) {
+        key.cancel();
+      }
+      try {
+        socket.close();
+      } catch (IOException e) {
+        LOG.debug("closing {}", remoteKey, e);
+      }
+      for (ByteBuf m; (m = pending.pollFirst()) != null; ) {
+        m.release();
+      }
+    }
+    io.forget(this);
+    // A reader still in the socket fails on the closed channel and leaves; then the partial frame is ours.
+    synchronized (readLock) {
+      if (body != null) {
+        endpoint.pool().release(body);
+        body = null;
+        bodyFor = null;
+        bodyView = null;
+      }
+      bodyRemaining = 0;
+    }
+    return true;
+  }
+
+  @Override
+  public String toString() {
+    return "connection to " + remoteKey + (outbound ? " (outbound)" : " (inbound)");
+  }
+}
