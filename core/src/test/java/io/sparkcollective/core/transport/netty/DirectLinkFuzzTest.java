@@ -10,11 +10,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -41,25 +37,7 @@ class DirectLinkFuzzTest {
         CollectiveConfig.SEGMENT_BYTES, "65536"));
     endpoint = NettyEndpoint.start("127.0.0.1", 0, TcpCluster.SECRET, config);
     listener = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
-    newGroup();
-  }
-
-  /** Both ranks of group "fuzz" live on this endpoint, so its id can be found in inputs by the fuzzer. */
-  private static void newGroup() throws Exception {
-    if (group != null) {
-      for (TcpTransport t : group) {
-        t.close();
-      }
-    }
-    ExecutorService pool = Executors.newFixedThreadPool(2);
-    try {
-      List<InetSocketAddress> peers = List.of(endpoint.address(), endpoint.address());
-      Future<TcpTransport> a = pool.submit(() -> endpoint.join("fuzz", 0, peers));
-      Future<TcpTransport> b = pool.submit(() -> endpoint.join("fuzz", 1, peers));
-      group = new TcpTransport[] {a.get(), b.get()};
-    } finally {
-      pool.shutdownNow();
-    }
+    group = FuzzGroup.form(endpoint, group);
   }
 
   @AfterAll
@@ -71,7 +49,7 @@ class DirectLinkFuzzTest {
   @FuzzTest(maxDuration = "30s")
   void parserSurvivesAnyBytes(byte[] input) throws Exception {
     if (++inputs % 2000 == 0) {
-      newGroup(); // releases whatever frames the inputs queued
+      group = FuzzGroup.form(endpoint, group); // releases whatever frames the inputs queued
     }
     DirectLink link;
     try (SocketChannel sender = SocketChannel.open(listener.getLocalAddress())) {

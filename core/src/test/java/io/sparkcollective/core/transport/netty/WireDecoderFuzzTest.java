@@ -8,11 +8,7 @@ import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.DecoderException;
 import io.sparkcollective.core.config.CollectiveConfig;
 import io.sparkcollective.core.testing.TcpCluster;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
@@ -34,25 +30,7 @@ class WireDecoderFuzzTest {
   static void start() throws Exception {
     CollectiveConfig config = CollectiveConfig.from(Map.of(CollectiveConfig.JOIN_TIMEOUT_MS, "5000"));
     endpoint = NettyEndpoint.start("127.0.0.1", 0, TcpCluster.SECRET, config);
-    newGroup();
-  }
-
-  /** Both ranks of group "fuzz" live on this endpoint, so its id can be found in inputs by the fuzzer. */
-  private static void newGroup() throws Exception {
-    if (group != null) {
-      for (TcpTransport t : group) {
-        t.close();
-      }
-    }
-    ExecutorService pool = Executors.newFixedThreadPool(2);
-    try {
-      List<java.net.InetSocketAddress> peers = List.of(endpoint.address(), endpoint.address());
-      Future<TcpTransport> a = pool.submit(() -> endpoint.join("fuzz", 0, peers));
-      Future<TcpTransport> b = pool.submit(() -> endpoint.join("fuzz", 1, peers));
-      group = new TcpTransport[] {a.get(), b.get()};
-    } finally {
-      pool.shutdownNow();
-    }
+    group = FuzzGroup.form(endpoint, group);
   }
 
   @AfterAll
@@ -63,7 +41,7 @@ class WireDecoderFuzzTest {
   @FuzzTest(maxDuration = "30s")
   void receivePipelineSurvivesAnyBytes(byte[] input) throws Exception {
     if (++inputs % 5000 == 0) {
-      newGroup(); // releases whatever frames the inputs queued
+      group = FuzzGroup.form(endpoint, group); // releases whatever frames the inputs queued
     }
     boolean afterHandshake = input.length > 0 && (input[0] & 1) == 1;
     EmbeddedChannel ch = afterHandshake
