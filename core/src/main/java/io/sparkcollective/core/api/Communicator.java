@@ -199,7 +199,10 @@ public interface Communicator extends AutoCloseable {
 
   // ---------------------------------------------------------------- lifecycle
 
-  /** Throws the group's failure if it has failed (for example a peer was lost while idle); else returns. */
+  /**
+   * Throws the group's failure if it has failed (for example a peer was lost while idle), or why a peer left
+   * the group (closed its communicator), since no collective can complete without it; else returns.
+   */
   void checkHealth();
 
   /**

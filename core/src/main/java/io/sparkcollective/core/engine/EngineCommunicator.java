@@ -424,6 +424,10 @@ public final class EngineCommunicator implements Communicator {
     if (failed != null) {
       throw failed;
     }
+    CollectiveException left = transport.departure();
+    if (left != null) {
+      throw left;
+    }
   }
 
   /**

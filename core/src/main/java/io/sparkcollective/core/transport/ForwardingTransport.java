@@ -71,6 +71,11 @@ public abstract class ForwardingTransport implements Transport {
   }
 
   @Override
+  public CollectiveException departure() {
+    return delegate.departure();
+  }
+
+  @Override
   public void disconnect(int peer, String reason) {
     delegate.disconnect(peer, reason);
   }

@@ -189,6 +189,26 @@ public final class Inbox {
     return failure.get();
   }
 
+  /** Why the first peer marked gone left, or null if none has. */
+  public CollectiveException departure() {
+    for (SourceQueue q : queues) {
+      synchronized (q) {
+        if (q.gone != null) {
+          return q.gone;
+        }
+      }
+    }
+    return null;
+  }
+
+  /** True once {@code source} has been marked gone. */
+  public boolean isGone(int source) {
+    SourceQueue q = queues[source];
+    synchronized (q) {
+      return q.gone != null;
+    }
+  }
+
   /**
    * True exactly once, for the caller that is to tell the peers of this rank's failure (ABORT): peers hear
    * of the first failure once, whoever recorded it.

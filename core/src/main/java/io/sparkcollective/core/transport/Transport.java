@@ -69,6 +69,11 @@ public interface Transport extends AutoCloseable {
   /** The first failure, or null while healthy. */
   CollectiveException failure();
 
+  /** Why a peer is no longer in the group (it left), or null while every peer is; not a failure by itself. */
+  default CollectiveException departure() {
+    return null;
+  }
+
   /** Drops the link to {@code peer} as if it broke: both ends fail with a lost-peer error. */
   void disconnect(int peer, String reason);
 

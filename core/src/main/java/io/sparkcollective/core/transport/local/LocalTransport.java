@@ -112,6 +112,11 @@ public final class LocalTransport implements Transport {
   }
 
   @Override
+  public CollectiveException departure() {
+    return inbox.departure();
+  }
+
+  @Override
   public void disconnect(int peer, String reason) {
     fabric.breakLink(rank, peer, reason);
   }

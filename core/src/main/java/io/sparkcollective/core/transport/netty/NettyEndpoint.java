@@ -743,12 +743,19 @@ public final class NettyEndpoint implements AutoCloseable {
     });
   }
 
-  /** A connection to {@code remoteKey} closed: every rank reached through that endpoint is lost. */
+  /**
+   * A connection to {@code remoteKey} closed. An outbound one only carried this endpoint's messages (the
+   * next send dials again, and fails if the peer is gone); an inbound one carried the remote ranks' frames,
+   * so every rank reached through that endpoint that had not left is lost. Deciding on the inbound
+   * connection keeps a graceful close (LEAVE, then the socket closes) from racing with the loss of the
+   * other connection.
+   */
   void connectionLost(String remoteKey, Link link, boolean isOutbound, String why) {
     openLinks.remove(link);
     if (isOutbound) {
       // Whichever of the connections to that endpoint it was.
       outbound.entrySet().removeIf(e -> e.getValue().isDone() && e.getValue().getNow() == link);
+      return;
     }
     if (closed) {
       return;

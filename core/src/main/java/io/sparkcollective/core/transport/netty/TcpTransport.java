@@ -231,6 +231,13 @@ public final class TcpTransport implements Transport {
       if (failed != null) {
         throw failed;
       }
+      if (inbox.isGone(peer)) {
+        // It closed its communicator: this operation cannot complete, and the peers hear why.
+        PeerLostException left = new PeerLostException(peer, "rank " + rank + " of group " + groupName
+            + " cannot send to " + describe(peer) + ", which left the group");
+        abort(left);
+        throw left;
+      }
       if (sameEndpoint[peer]) {
         // A rank of this process: hand the frame itself over, no copy and no serialisation.
         TcpTransport local = endpoint.registered(groupId, peer);
@@ -350,10 +357,14 @@ public final class TcpTransport implements Transport {
     }
   }
 
-  /** The connection to {@code remoteKey} closed: every peer behind it is lost. */
+  /**
+   * The connection that carries the frames of {@code remoteKey}'s ranks closed: the group fails, naming the
+   * first of them that had not left it. Ranks that left (their LEAVE came first on that same connection) are
+   * gone already; their endpoint closing afterwards is no failure.
+   */
   void endpointLost(String remoteKey, String why) {
     for (int p = 0; p < size; p++) {
-      if (p != rank && peerKeys[p].equals(remoteKey)) {
+      if (p != rank && peerKeys[p].equals(remoteKey) && !inbox.isGone(p)) {
         abort(new PeerLostException(p, "rank " + rank + " of group " + groupName + " lost " + describe(p) + ": "
             + why));
         return;
@@ -403,6 +414,11 @@ public final class TcpTransport implements Transport {
   @Override
   public CollectiveException failure() {
     return inbox.failure();
+  }
+
+  @Override
+  public CollectiveException departure() {
+    return inbox.departure();
   }
 
   @Override
