@@ -25,7 +25,8 @@ import java.util.Map;
  * {@code shared/peers/mpi_allreduce.c}: per size, warm-up calls, then K calls per repetition chosen so a
  * repetition lasts about {@code --target} seconds (decided on rank 0), repetition time = max over ranks of
  * (elapsed / K); prints median/min/max latency, algbw and busbw = algbw x 2(N-1)/N, and checks the sum.
- * Before the first size, {@code --warmup-ops} (20000) one-element all-reduces warm the JIT up.
+ * Before the sweep, the same procedure runs on 4 B and 4 KiB until {@code --warmup-ops} (50000) all-reduces
+ * have warmed the JIT up.
  */
 public final class TcpSweepWorker {
   static final long[] DEFAULT_SIZES = {4, 64 << 10, 1 << 20, 16 << 20, 64 << 20};
@@ -40,7 +41,7 @@ public final class TcpSweepWorker {
     int reps = args.getInt("reps", 7);
     double target = args.getDouble("target", 0.25);
     long[] sizes = args.getLongs("sizes", DEFAULT_SIZES);
-    int warmupOps = args.getInt("warmup-ops", 20000);
+    int warmupOps = args.getInt("warmup-ops", 50000);
     Algorithm algorithm = Algorithm.valueOf(args.get("algorithm", "AUTO"));
     Map<String, String> settings = new HashMap<>();
     for (String kv : args.get("conf", "").split(",")) {
@@ -61,55 +62,13 @@ public final class TcpSweepWorker {
         System.out.printf(Locale.ROOT, "%-10s %6s %12s %12s %12s %10s %10s %s%n", "bytes", "K", "median_us", "min_us",
             "max_us", "algbw_GB/s", "busbw_GB/s", "check");
       }
-      // JIT warm-up of the whole path before anything is timed (the first size would otherwise pay for it).
-      float[] small = new float[1];
-      for (int w = 0; w < warmupOps; w++) {
-        comm.allReduce(small, ReduceOp.SUM);
+      // JIT warm-up: the whole measuring procedure (all-reduces of several types and operations, barriers,
+      // broadcasts) on small sizes, so that what is timed runs compiled code whose profile no longer changes.
+      long warmed = 0;
+      for (int pass = 0; warmed < warmupOps; pass++) {
+        warmed += sweep(comm, new long[] {4, 4096}, options, n, rank, 3, 0.02, null);
       }
-      for (long bytes : sizes) {
-        int count = (int) Math.max(1, bytes / 4);
-        float[] data = new float[count];
-        DataBuffer buf = DataBuffer.of(data);
-        int warm = bytes <= (1 << 20) ? 20 : 3;
-        for (int w = 0; w < warm; w++) {
-          comm.allReduce(buf, ReduceOp.SUM, options);
-        }
-        comm.barrier();
-        long t0 = System.nanoTime();
-        for (int w = 0; w < 3; w++) {
-          comm.allReduce(buf, ReduceOp.SUM, options);
-        }
-        double one = (System.nanoTime() - t0) / 3e9;
-        int[] k = {(int) Math.max(1, Math.min(100_000, target / one))};
-        comm.broadcast(DataBuffer.of(k), 0);
-        double[] times = new double[reps];
-        for (int r = 0; r < reps; r++) {
-          comm.barrier();
-          long a = System.nanoTime();
-          for (int i = 0; i < k[0]; i++) {
-            comm.allReduce(buf, ReduceOp.SUM, options);
-          }
-          double[] el = {(System.nanoTime() - a) / 1e9 / k[0]};
-          comm.allReduce(el, ReduceOp.MAX);
-          times[r] = el[0];
-        }
-        Arrays.fill(data, rank + 1);
-        comm.allReduce(buf, ReduceOp.SUM, options);
-        float expect = n * (n + 1) / 2f;
-        int[] ok = {data[0] == expect && data[count - 1] == expect && data[count / 2] == expect ? 1 : 0};
-        comm.allReduce(ok, ReduceOp.MIN);
-        Arrays.sort(times);
-        double med = times[reps / 2];
-        double alg = count * 4.0 / med / 1e9;
-        double bus = alg * 2.0 * (n - 1) / n;
-        if (rank == 0) {
-          String check = ok[0] == 1 ? "OK" : "FAIL";
-          System.out.printf(Locale.ROOT, "%-10d %6d %12.1f %12.1f %12.1f %10.3f %10.3f %s%n", count * 4L, k[0],
-              med * 1e6, times[0] * 1e6, times[reps - 1] * 1e6, alg, bus, check);
-          csv.append(String.format(Locale.ROOT, "%d,%s,%d,%d,%.1f,%.1f,%.1f,%.4f,%.4f,%s%n", n, algorithm,
-              count * 4L, k[0], med * 1e6, times[0] * 1e6, times[reps - 1] * 1e6, alg, bus, check));
-        }
-      }
+      sweep(comm, sizes, options, n, rank, reps, target, csv);
       String csvPath = args.get("csv", "");
       if (rank == 0 && !csvPath.isEmpty()) {
         write(csvPath, csv.toString());
@@ -122,5 +81,63 @@ public final class TcpSweepWorker {
     try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(Paths.get(path)))) {
       w.print(text);
     }
+  }
+
+  /**
+   * Measures every size (printing rank 0's rows when {@code csv} is not null); returns the number of
+   * all-reduces it ran.
+   */
+  private static long sweep(Communicator comm, long[] sizes, CollectiveOptions options, int n, int rank, int reps,
+      double target, StringBuilder csv) {
+    long ops = 0;
+    for (long bytes : sizes) {
+      int count = (int) Math.max(1, bytes / 4);
+      float[] data = new float[count];
+      DataBuffer buf = DataBuffer.of(data);
+      int warm = bytes <= (1 << 20) ? 20 : 3;
+      for (int w = 0; w < warm; w++) {
+        comm.allReduce(buf, ReduceOp.SUM, options);
+      }
+      comm.barrier();
+      long t0 = System.nanoTime();
+      for (int w = 0; w < 3; w++) {
+        comm.allReduce(buf, ReduceOp.SUM, options);
+      }
+      double one = (System.nanoTime() - t0) / 3e9;
+      int[] k = {(int) Math.max(1, Math.min(100_000, target / one))};
+      comm.broadcast(DataBuffer.of(k), 0);
+      double[] times = new double[reps];
+      for (int r = 0; r < reps; r++) {
+        comm.barrier();
+        long a = System.nanoTime();
+        for (int i = 0; i < k[0]; i++) {
+          comm.allReduce(buf, ReduceOp.SUM, options);
+        }
+        double[] el = {(System.nanoTime() - a) / 1e9 / k[0]};
+        comm.allReduce(el, ReduceOp.MAX);
+        times[r] = el[0];
+        ops += k[0];
+      }
+      Arrays.fill(data, rank + 1);
+      comm.allReduce(buf, ReduceOp.SUM, options);
+      float expect = n * (n + 1) / 2f;
+      int[] ok = {data[0] == expect && data[count - 1] == expect && data[count / 2] == expect ? 1 : 0};
+      comm.allReduce(ok, ReduceOp.MIN);
+      Arrays.sort(times);
+      double med = times[reps / 2];
+      double alg = count * 4.0 / med / 1e9;
+      double bus = alg * 2.0 * (n - 1) / n;
+      if (rank == 0 && csv != null) {
+        String check = ok[0] == 1 ? "OK" : "FAIL";
+        System.out.printf(Locale.ROOT, "%-10d %6d %12.1f %12.1f %12.1f %10.3f %10.3f %s%n", count * 4L, k[0],
+            med * 1e6, times[0] * 1e6, times[reps - 1] * 1e6, alg, bus, check);
+        csv.append(String.format(Locale.ROOT, "%d,%s,%d,%d,%.1f,%.1f,%.1f,%.4f,%.4f,%s%n", n, options.algorithm(),
+            count * 4L, k[0], med * 1e6, times[0] * 1e6, times[reps - 1] * 1e6, alg, bus, check));
+      }
+      if (ok[0] != 1) {
+        throw new IllegalStateException("wrong sum at " + count * 4L + " bytes");
+      }
+    }
+    return ops;
   }
 }
