@@ -25,7 +25,7 @@ import java.util.Map;
  * {@code shared/peers/mpi_allreduce.c}: per size, warm-up calls, then K calls per repetition chosen so a
  * repetition lasts about {@code --target} seconds (decided on rank 0), repetition time = max over ranks of
  * (elapsed / K); prints median/min/max latency, algbw and busbw = algbw x 2(N-1)/N, and checks the sum.
- * Before the sweep, the same procedure runs on 4 B and 4 KiB until {@code --warmup-ops} (50000) all-reduces
+ * Before the sweep, the same procedure runs on 4 B to 1 MiB until {@code --warmup-ops} (50000) all-reduces
  * have warmed the JIT up.
  */
 public final class TcpSweepWorker {
@@ -66,7 +66,7 @@ public final class TcpSweepWorker {
       // broadcasts) on small sizes, so that what is timed runs compiled code whose profile no longer changes.
       long warmed = 0;
       for (int pass = 0; warmed < warmupOps; pass++) {
-        warmed += sweep(comm, new long[] {4, 4096}, options, n, rank, 3, 0.02, null);
+        warmed += sweep(comm, new long[] {4, 4096, 65536, 1 << 20}, options, n, rank, 3, 0.02, null);
       }
       sweep(comm, sizes, options, n, rank, reps, target, csv);
       String csvPath = args.get("csv", "");
