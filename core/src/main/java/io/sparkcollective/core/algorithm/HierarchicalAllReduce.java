@@ -21,7 +21,8 @@ import java.util.TreeMap;
  * Processes with different numbers of ranks: the lowest rank of each process (its leader) folds in the
  * others' whole vectors, the leaders all-reduce across processes, and each leader sends the result back.
  *
- * Phases 1 and 3 stay inside a process (frames are handed over in memory). Each block is folded by exactly
+ * Phases 1 and 3 stay inside a process: a rank reads the other local ranks' blocks in place when the
+ * vectors are plain arrays (Links.sendShared), else frames are handed over in memory. Each block is folded by exactly
  * one rank per phase and copied to the others, so every rank ends with the same bits.
  */
 
@@ -105,18 +106,33 @@ public final class HierarchicalAllReduce implements AllReduceAlgorithm {
     int i = indexOf(local, me);
     int off = Blocks.offset(len, k, i);
     int cnt = Blocks.length(len, k, i);
+    // Ranks of one process read each other's blocks in place when they can (no copy into frames); the fold
+    // order per element is the same either way (local ranks in order), so the bits are too.
+    boolean share = links.canShare();
     for (int d = 1; d < k; d++) {
       int j = (i + d) % k;
-      links.send(local[j], 0, Blocks.offset(len, k, j), Blocks.length(len, k, j));
+      if (share) {
+        links.sendShared(local[j], 0, Blocks.offset(len, k, j), Blocks.length(len, k, j));
+      } else {
+        links.send(local[j], 0, Blocks.offset(len, k, j), Blocks.length(len, k, j));
+      }
     }
-    int seg = links.segmentElements();
-    int segments = links.segmentsOf(cnt);
-    for (int s = 0; s < segments; s++) {
-      int so = off + s * seg;
-      int sn = Math.min(seg, cnt - s * seg);
+    if (share) {
       for (int j = 0; j < k; j++) {
         if (j != i) {
-          links.recvReduce(local[j], 0, so, sn);
+          links.recvReduce(local[j], 0, off, cnt);
+        }
+      }
+    } else {
+      int seg = links.segmentElements();
+      int segments = links.segmentsOf(cnt);
+      for (int s = 0; s < segments; s++) {
+        int so = off + s * seg;
+        int sn = Math.min(seg, cnt - s * seg);
+        for (int j = 0; j < k; j++) {
+          if (j != i) {
+            links.recvReduce(local[j], 0, so, sn);
+          }
         }
       }
     }
@@ -130,12 +146,18 @@ public final class HierarchicalAllReduce implements AllReduceAlgorithm {
       inner.allReduce(new SubgroupLinks(links, peers, 1, off, cnt));
     }
     for (int d = 1; d < k; d++) {
-      links.send(local[(i + d) % k], SHARE_STEP, off, cnt);
+      if (share) {
+        links.sendShared(local[(i + d) % k], SHARE_STEP, off, cnt);
+      } else {
+        links.send(local[(i + d) % k], SHARE_STEP, off, cnt);
+      }
     }
     for (int d = 1; d < k; d++) {
       int j = (i + k - d) % k;
       links.recvCopy(local[j], SHARE_STEP, Blocks.offset(len, k, j), Blocks.length(len, k, j));
     }
+    // Block i must stay as it is until the ranks of this process have read it.
+    links.awaitShared();
   }
 
   private void viaLeaders(Links links) {

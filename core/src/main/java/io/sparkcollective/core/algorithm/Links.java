@@ -47,6 +47,27 @@ public interface Links {
   }
 
   /** Number of segments a move of {@code n} elements takes (at least 1). */
+  /**
+   * True if this rank can hand ranges of its vector to ranks of its own process by reference
+   * ({@link #sendShared}) instead of copying them into frames.
+   */
+  default boolean canShare() {
+    return false;
+  }
+
+  /**
+   * Offers {@code [off, off+n)} of this rank's vector to {@code peer}, a rank of the same process, which reads
+   * it in place with one {@link #recvReduce} or {@link #recvCopy} of the same range. The range must not change
+   * until {@link #awaitShared} returns. Without sharing, this is {@link #send}.
+   */
+  default void sendShared(int peer, int step, int off, int n) {
+    send(peer, step, off, n);
+  }
+
+  /** Waits until every range offered by {@link #sendShared} in this operation has been read. */
+  default void awaitShared() {
+  }
+
   default int segmentsOf(int n) {
     int seg = segmentElements();
     return n == 0 ? 1 : (n + seg - 1) / seg;

@@ -43,6 +43,9 @@ final class OpContext implements Links {
   private long deadlineNanos;
   private int segmentElements;
   private Frame stash;
+  /** Ranges this rank offered to ranks of its process in the current operation (see sendShared). */
+  private SharedRange[] offered = new SharedRange[4];
+  private int offeredCount;
 
   OpContext(Transport transport, int segmentBytes) {
     this.transport = transport;
@@ -69,12 +72,19 @@ final class OpContext implements Links {
     this.segmentElements = Math.max(1, segmentBytes / elements.wireElementBytes());
   }
 
-  /** Releases what the operation held; safe after a failure. */
+  /** Releases what the operation held; safe after a failure (ranges still offered are withdrawn). */
   void end() {
     if (stash != null) {
       transport.release(stash);
       stash = null;
     }
+    for (int i = 0; i < offeredCount; i++) {
+      if (offered[i] != null) {
+        offered[i].revoke();
+        offered[i] = null;
+      }
+    }
+    offeredCount = 0;
     elements = null;
   }
 
@@ -117,6 +127,55 @@ final class OpContext implements Links {
   }
 
   @Override
+  public boolean canShare() {
+    return elements.shareable();
+  }
+
+  @Override
+  public void sendShared(int peer, int step, int off, int n) {
+    if (!elements.shareable()) {
+      send(peer, step, off, n);
+      return;
+    }
+    SharedRange range = new SharedRange(elements, off, n, Thread.currentThread());
+    Frame f = transport.acquire(0);
+    try {
+      stamp(f, step, off);
+      f.share(range);
+    } catch (RuntimeException e) {
+      transport.release(f);
+      throw e;
+    }
+    if (offeredCount == offered.length) {
+      offered = java.util.Arrays.copyOf(offered, offeredCount * 2);
+    }
+    offered[offeredCount++] = range;
+    transport.send(peer, f);
+  }
+
+  @Override
+  public void awaitShared() {
+    for (int i = 0; i < offeredCount; i++) {
+      SharedRange range = offered[i];
+      while (!range.isDone()) {
+        CollectiveException failed = transport.failure();
+        if (failed != null) {
+          throw failed;
+        }
+        long left = deadlineNanos - transport.nanoTime();
+        if (left <= 0) {
+          throw new CollectiveTimeoutException(-1, "rank " + rank + " timed out after " + timeoutMs + " ms in "
+              + describeCall() + " #" + seq + " on tag " + tag + ", waiting for a rank of its process to read "
+              + "the range it handed over");
+        }
+        java.util.concurrent.locks.LockSupport.parkNanos(this, Math.min(left, TimeUnit.MILLISECONDS.toNanos(10)));
+      }
+    }
+    java.util.Arrays.fill(offered, 0, offeredCount, null);
+    offeredCount = 0;
+  }
+
+  @Override
   public void recvReduce(int peer, int step, int off, int n) {
     receive(peer, step, off, n, true);
   }
@@ -132,6 +191,15 @@ final class OpContext implements Links {
       int so = off + k * segmentElements;
       int sn = Math.min(segmentElements, n - k * segmentElements);
       Frame f = awaitFrame(peer, step);
+      if (f.shared() != null) {
+        // The whole range, by reference, from a rank of this process.
+        try {
+          receiveShared(f, peer, step, off, n, reduce);
+        } finally {
+          transport.release(f);
+        }
+        return;
+      }
       try {
         check(f, peer, step, so, sn);
         if (reduce) {
@@ -142,6 +210,36 @@ final class OpContext implements Links {
       } finally {
         transport.release(f);
       }
+    }
+  }
+
+  private void receiveShared(Frame f, int peer, int step, int off, int n, boolean reduce) {
+    SharedRange range = (SharedRange) f.shared();
+    String differs = signature().difference(f);
+    if (differs != null) {
+      throw new CollectiveMismatchException("ranks disagree on " + differs + " of operation #" + seq + " on tag "
+          + tag + ": rank " + rank + " called " + describeCall() + " but " + transport.describe(peer)
+          + " called " + f.describeCall());
+    }
+    if (f.step() != step || range.offset != off || range.count != n || !elements.getClass().equals(
+        range.elements.getClass())) {
+      throw new CollectiveMismatchException("rank " + rank + " in " + describeCall() + " #" + seq + " on tag " + tag
+          + " expected step " + step + " offset " + off + " (" + n + " elements) from " + transport.describe(peer)
+          + " but was offered offset " + range.offset + " (" + range.count + " elements) at step " + f.step());
+    }
+    if (!range.take()) {
+      CollectiveException failed = transport.failure();
+      throw failed != null ? failed : new CollectiveException("rank " + rank + ": " + transport.describe(peer)
+          + " withdrew the range it handed over in " + describeCall() + " #" + seq + " (its operation failed)");
+    }
+    try {
+      if (reduce) {
+        elements.reduceFrom(range.elements, off, n, op, scratch);
+      } else {
+        elements.copyFrom(range.elements, off, n);
+      }
+    } finally {
+      range.done();
     }
   }
 

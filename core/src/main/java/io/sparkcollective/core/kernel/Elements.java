@@ -64,6 +64,55 @@ public abstract class Elements {
   public abstract void divide(int off, int n, int divisor);
 
   /**
+   * True if a rank of the same process may read ranges of this vector in place (plain element arrays, no
+   * narrower wire format): see {@link #reduceFrom} and {@link #copyFrom}.
+   */
+  public boolean shareable() {
+    return false;
+  }
+
+  /**
+   * Folds {@code [off, off+n)} of {@code src}, another rank's vector of the same kind ({@link #shareable}), into
+   * the same range of this one: in place when both are laid out alike, else through segment-sized staging.
+   */
+  public final void reduceFrom(Elements src, int off, int n, ReduceOp op, Scratch scratch) {
+    if (src.base == base) {
+      reduceArrays(array(), src.array(), base + off, n, op);
+      return;
+    }
+    int chunk = Math.min(n, 1 << 14);
+    Object acc = staging(scratch, 0, chunk);
+    Object in = staging(scratch, 1, chunk);
+    for (int done = 0; done < n; done += chunk) {
+      int m = Math.min(chunk, n - done);
+      System.arraycopy(src.array(), src.base + off + done, in, 0, m);
+      System.arraycopy(array(), base + off + done, acc, 0, m);
+      reduceArrays(acc, in, 0, m, op);
+      System.arraycopy(acc, 0, array(), base + off + done, m);
+    }
+  }
+
+  /** Copies {@code [off, off+n)} of {@code src}, another rank's vector of the same kind, into the same range. */
+  public final void copyFrom(Elements src, int off, int n) {
+    System.arraycopy(src.array(), src.base + off, array(), base + off, n);
+  }
+
+  /** The primitive array behind a {@link #shareable} vector. */
+  Object array() {
+    throw new UnsupportedOperationException(getClass().getSimpleName() + " is not shareable");
+  }
+
+  /** A 0-based scratch array of this element type. */
+  Object staging(Scratch scratch, int slot, int n) {
+    throw new UnsupportedOperationException(getClass().getSimpleName() + " is not shareable");
+  }
+
+  /** {@code d[i] = op(d[i], s[i])} for i in [from, from+n), arrays of this element type. */
+  void reduceArrays(Object d, Object s, int from, int n, ReduceOp op) {
+    throw new UnsupportedOperationException(getClass().getSimpleName() + " is not shareable");
+  }
+
+  /**
    * Views {@code data} as elements: in place for arrays, through working copy {@code slot} of
    * {@code scratch} otherwise (then {@link #commit} must be called to write results back).
    */
@@ -236,6 +285,26 @@ public abstract class Elements {
   static class FloatElements extends Elements {
     final float[] array;
 
+    @Override
+    public boolean shareable() {
+      return getClass() == FloatElements.class;
+    }
+
+    @Override
+    Object array() {
+      return array;
+    }
+
+    @Override
+    Object staging(Scratch scratch, int slot, int n) {
+      return scratch.segmentFloats(slot, n);
+    }
+
+    @Override
+    void reduceArrays(Object d, Object s, int from, int n, ReduceOp op) {
+      Kernels.reduce((float[]) d, (float[]) s, from, n, op);
+    }
+
     FloatElements(float[] array, int base, int length, int wireCode, DataBuffer staged) {
       super(base, length, wireCode, staged);
       this.array = array;
@@ -340,6 +409,26 @@ public abstract class Elements {
   static final class DoubleElements extends Elements {
     final double[] array;
 
+    @Override
+    public boolean shareable() {
+      return true;
+    }
+
+    @Override
+    Object array() {
+      return array;
+    }
+
+    @Override
+    Object staging(Scratch scratch, int slot, int n) {
+      return scratch.segmentDoubles(slot, n);
+    }
+
+    @Override
+    void reduceArrays(Object d, Object s, int from, int n, ReduceOp op) {
+      Kernels.reduce((double[]) d, (double[]) s, from, n, op);
+    }
+
     DoubleElements(double[] array, int base, int length, int wireCode, DataBuffer staged) {
       super(base, length, wireCode, staged);
       this.array = array;
@@ -380,6 +469,26 @@ public abstract class Elements {
   static final class IntElements extends Elements {
     final int[] array;
 
+    @Override
+    public boolean shareable() {
+      return true;
+    }
+
+    @Override
+    Object array() {
+      return array;
+    }
+
+    @Override
+    Object staging(Scratch scratch, int slot, int n) {
+      return scratch.segmentInts(slot, n);
+    }
+
+    @Override
+    void reduceArrays(Object d, Object s, int from, int n, ReduceOp op) {
+      Kernels.reduce((int[]) d, (int[]) s, from, n, op);
+    }
+
     IntElements(int[] array, int base, int length, int wireCode, DataBuffer staged) {
       super(base, length, wireCode, staged);
       this.array = array;
@@ -419,6 +528,26 @@ public abstract class Elements {
 
   static final class LongElements extends Elements {
     final long[] array;
+
+    @Override
+    public boolean shareable() {
+      return true;
+    }
+
+    @Override
+    Object array() {
+      return array;
+    }
+
+    @Override
+    Object staging(Scratch scratch, int slot, int n) {
+      return scratch.segmentLongs(slot, n);
+    }
+
+    @Override
+    void reduceArrays(Object d, Object s, int from, int n, ReduceOp op) {
+      Kernels.reduce((long[]) d, (long[]) s, from, n, op);
+    }
 
     LongElements(long[] array, int base, int length, int wireCode, DataBuffer staged) {
       super(base, length, wireCode, staged);

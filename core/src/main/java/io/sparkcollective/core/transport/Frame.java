@@ -31,10 +31,24 @@ public final class Frame {
   private long offset;
 
   private Object attachment;
+  /** A range of the sender's memory this frame stands for (same-process hand-over), else null. */
+  private Object shared;
 
   Frame(int capacity, int sizeClass, int headroom) {
     this.payload = new WireBuffer(capacity, true, headroom);
     this.sizeClass = sizeClass;
+  }
+
+  /**
+   * The sender's memory this frame refers to instead of carrying a payload (ranks of one process only), or
+   * null for an ordinary frame.
+   */
+  public Object shared() {
+    return shared;
+  }
+
+  public void share(Object region) {
+    this.shared = region;
   }
 
   /** What a transport keeps with this frame across uses (e.g. its wrapper for the network library). */

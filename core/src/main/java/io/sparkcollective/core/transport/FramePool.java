@@ -60,6 +60,7 @@ public final class FramePool {
     }
     outstanding.incrementAndGet();
     f.payload().size(0);
+    f.share(null);
     return f;
   }
 

@@ -112,6 +112,83 @@ class HierarchicalAllReduceTest {
     assertEquals(0, group.fabric().pool().outstanding(), "frames leaked");
   }
 
+  /**
+   * Ranks of one process read each other's vectors in place; the vectors need not be laid out alike: each
+   * rank's range starts at its own offset in a larger array, or lives in a direct buffer (a working copy),
+   * and doubles go the same way. Many segments per block, results equal the sequential reduction on every
+   * rank, and a second operation right after the first sees no stale range.
+   */
+  @ParameterizedTest(name = "ranks on processes {0}")
+  @MethodSource("placements")
+  void shouldReadRanksOfTheSameProcessInPlaceWhateverTheirLayout(int[] nodes) {
+    int n = nodes.length;
+    int len = 10_007;
+    LocalGroup group = placed(nodes);
+    try {
+      for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.MIN}) {
+        List<float[]> out = GroupHarness.run(group, LIMIT, comm -> {
+          int r = comm.rank();
+          float[] result = new float[len];
+          for (int round = 0; round < 2; round++) {
+            DataBuffer buf;
+            float[] backing = null;
+            java.nio.ByteBuffer direct = null;
+            if (r % 3 == 2) {
+              direct = java.nio.ByteBuffer.allocateDirect(len * 4).order(java.nio.ByteOrder.nativeOrder());
+              for (int i = 0; i < len; i++) {
+                direct.putFloat(4 * i, value(r + round, i));
+              }
+              buf = DataBuffer.of(direct, DType.F32);
+            } else {
+              int offset = 3 * r + 1; // a different layout on every rank
+              backing = new float[offset + len + 5];
+              for (int i = 0; i < len; i++) {
+                backing[offset + i] = value(r + round, i);
+              }
+              buf = DataBuffer.of(backing, offset, len);
+            }
+            comm.allReduce(buf, op, CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.HIERARCHICAL));
+            for (int i = 0; i < len; i++) {
+              result[i] = direct != null ? direct.getFloat(4 * i) : backing[3 * r + 1 + i];
+            }
+          }
+          return result;
+        });
+        float[] expected = new float[len];
+        for (int i = 0; i < len; i++) {
+          float acc = op == ReduceOp.MIN ? Float.POSITIVE_INFINITY : 0;
+          for (int r = 0; r < n; r++) {
+            acc = op == ReduceOp.MIN ? Math.min(acc, value(r + 1, i)) : acc + value(r + 1, i);
+          }
+          expected[i] = acc;
+        }
+        for (int r = 0; r < n; r++) {
+          assertArrayEquals(expected, out.get(r), op + " rank " + r);
+        }
+      }
+      List<double[]> doubles = GroupHarness.run(group, LIMIT, comm -> {
+        double[] x = new double[5000];
+        for (int i = 0; i < x.length; i++) {
+          x[i] = value(comm.rank(), i);
+        }
+        comm.allReduce(x, ReduceOp.SUM);
+        return x;
+      });
+      for (double[] x : doubles) {
+        for (int i = 0; i < x.length; i++) {
+          double acc = 0;
+          for (int r = 0; r < n; r++) {
+            acc += value(r, i);
+          }
+          assertEquals(acc, x[i], "element " + i);
+        }
+      }
+    } finally {
+      GroupHarness.closeAll(group);
+    }
+    assertEquals(0, group.fabric().pool().outstanding(), "frames leaked");
+  }
+
   @Test
   void autoPicksHierarchicalOnlyWhenAProcessHoldsSeveralRanksOfAMultiProcessGroup() {
     AlgorithmSelector s = new AlgorithmSelector(16384, 8, 4 << 20, Algorithm.AUTO);

@@ -231,13 +231,6 @@ public final class TcpTransport implements Transport {
       if (failed != null) {
         throw failed;
       }
-      if (inbox.isGone(peer)) {
-        // It closed its communicator: this operation cannot complete, and the peers hear why.
-        PeerLostException left = new PeerLostException(peer, "rank " + rank + " of group " + groupName
-            + " cannot send to " + describe(peer) + ", which left the group");
-        abort(left);
-        throw left;
-      }
       if (sameEndpoint[peer]) {
         // A rank of this process: hand the frame itself over, no copy and no serialisation.
         TcpTransport local = endpoint.registered(groupId, peer);
@@ -245,6 +238,9 @@ public final class TcpTransport implements Transport {
           local.inbox.deliver(rank, frame);
           return;
         }
+      }
+      if (frame.shared() != null) {
+        throw new IllegalStateException("a frame referring to memory of this process cannot go to " + describe(peer));
       }
       int n = frame.payload().size();
       // The header goes into the frame's headroom, so header and payload leave as one buffer, without a
