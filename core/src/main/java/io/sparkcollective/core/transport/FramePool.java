@@ -60,12 +60,12 @@ public final class FramePool {
     }
     outstanding.incrementAndGet();
     f.payload().size(0);
-    f.share(null);
     return f;
   }
 
   /** Returns a frame; it must not be used afterwards. */
   public void release(Frame f) {
+    f.share(null); // a pooled frame must not keep another rank's vector alive
     ArrayDeque<Frame> q = free[f.sizeClass()];
     synchronized (q) {
       q.addFirst(f);

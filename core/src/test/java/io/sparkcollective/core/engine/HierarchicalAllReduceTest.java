@@ -189,6 +189,31 @@ class HierarchicalAllReduceTest {
     assertEquals(0, group.fabric().pool().outstanding(), "frames leaked");
   }
 
+  /** A vector read in place is not kept alive by the frames that referred to it once they are back in the pool. */
+  @Test
+  void shouldNotKeepAVectorAliveAfterItsOperation() throws Exception {
+    int[] nodes = {0, 0, 1, 1};
+    LocalGroup group = placed(nodes);
+    List<java.lang.ref.WeakReference<float[]>> refs = new java.util.concurrent.CopyOnWriteArrayList<>();
+    try {
+      GroupHarness.run(group, LIMIT, comm -> {
+        float[] x = new float[1 << 20];
+        refs.add(new java.lang.ref.WeakReference<>(x));
+        comm.allReduce(x, ReduceOp.SUM);
+        return null;
+      });
+      long deadline = System.nanoTime() + 10_000_000_000L;
+      while (refs.stream().anyMatch(r -> r.get() != null) && System.nanoTime() < deadline) {
+        System.gc();
+        Thread.sleep(20);
+      }
+      assertEquals(4, refs.size());
+      assertTrue(refs.stream().allMatch(r -> r.get() == null), "a finished operation's vector is still reachable");
+    } finally {
+      GroupHarness.closeAll(group);
+    }
+  }
+
   @Test
   void autoPicksHierarchicalOnlyWhenAProcessHoldsSeveralRanksOfAMultiProcessGroup() {
     AlgorithmSelector s = new AlgorithmSelector(16384, 8, 4 << 20, Algorithm.AUTO);
