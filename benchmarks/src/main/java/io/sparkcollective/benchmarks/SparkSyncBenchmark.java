@@ -38,7 +38,7 @@ import org.apache.spark.broadcast.Broadcast;
  * Base64 text, (d) {@code allReduce} with bfloat16 on the wire. Also group set-up time (cold and warm) and
  * the executors' heap allocation per all-reduce. Run through examples/spark-submit.sh (see the README).
  *
- * <p>Options: {@code --sizes 1000,100000,1000000,10000000,50000000 --tasks 4 --warmup 3 --reps 10
+ * <p>Options: {@code --sizes 1000,100000,1000000,10000000,50000000 --tasks 4 --warmup 10 --reps 10
  * --gather-max 1000000 --gather-reps 3 --out target/spark-sync}.
  */
 public final class SparkSyncBenchmark {
@@ -61,10 +61,15 @@ public final class SparkSyncBenchmark {
 
   static float[] gradient(int p, int n) {
     float[] g = new float[n];
-    for (int i = 0; i < n; i++) {
+    fill(g, p);
+    return g;
+  }
+
+  /** Puts task {@code p}'s gradient into {@code g} (again, after an all-reduce replaced it by the sum). */
+  static void fill(float[] g, int p) {
+    for (int i = 0; i < g.length; i++) {
       g[i] = element(p, i);
     }
-    return g;
   }
 
   /** Positions checked against the exact sum after every run. */
@@ -135,7 +140,7 @@ public final class SparkSyncBenchmark {
     Args args = new Args(argv);
     long[] sizes = args.getLongs("sizes", new long[] {1_000, 100_000, 1_000_000, 10_000_000, 50_000_000});
     int tasks = args.getInt("tasks", 4);
-    int warmup = args.getInt("warmup", 3);
+    int warmup = args.getInt("warmup", 10);
     int reps = args.getInt("reps", 10);
     long gatherMax = args.getLongs("gather-max", new long[] {1_000_000})[0];
     int gatherReps = args.getInt("gather-reps", 3);
@@ -149,11 +154,15 @@ public final class SparkSyncBenchmark {
     if (!conf.contains("spark.master")) {
       conf.setMaster("local-cluster[2,2,4096]");
     }
+    // Executors as large as their local-cluster workers (4 GiB), unless told otherwise: the default 1 GiB
+    // would make 50 M parameters (two 200 MB arrays per task) a test of the heap, not of the sync.
+    conf.setIfMissing("spark.executor.memory", "4g");
     JavaSparkContext sc = new JavaSparkContext(conf);
     try {
       int executors = TrainingJob.awaitExecutors(sc, TrainingJob.expectedExecutors(sc.master(), conf), 60_000);
       System.out.printf(Locale.ROOT, "Spark %s, master %s, %d executors, %d barrier tasks, %s, %d cores%n",
-          sc.version(), sc.master(), executors, tasks, System.getProperty("java.vm.name") + " "
+          sc.version(), sc.master() + ", executor heap " + conf.get("spark.executor.memory"), executors, tasks,
+          System.getProperty("java.vm.name") + " "
           + System.getProperty("java.version"), Runtime.getRuntime().availableProcessors());
       run(sc, sizes, tasks, warmup, reps, gatherMax, gatherReps, out);
     } finally {
@@ -279,18 +288,19 @@ public final class SparkSyncBenchmark {
       s.ranksOnExecutor = (int) Arrays.stream(ctx.getTaskInfos()).filter(i -> i.address().equals(me)).count();
       CollectiveOptions options = bf16 ? CollectiveOptions.DEFAULT.withWireType(DType.BF16)
           : CollectiveOptions.DEFAULT;
-      float[] original = gradient(comm.rank(), n);
+      // One array per task, refilled before every call (outside the timed part), so the task holds no more
+      // than the gradient itself, as a training loop would.
       float[] g = new float[n];
       DataBuffer buffer = DataBuffer.of(g);
       for (int w = 0; w < warmup; w++) {
-        System.arraycopy(original, 0, g, 0, n);
+        fill(g, comm.rank());
         comm.allReduce(buffer, ReduceOp.SUM, options);
       }
       s.check = check(g, tasks, bf16);
       s.nanos = new long[reps];
       long a0 = allocatedBytes(s.ranksOnExecutor);
       for (int r = 0; r < reps; r++) {
-        System.arraycopy(original, 0, g, 0, n);
+        fill(g, comm.rank());
         comm.barrier(); // every rank starts the timed call together
         long c0 = System.nanoTime();
         comm.allReduce(buffer, ReduceOp.SUM, options);
