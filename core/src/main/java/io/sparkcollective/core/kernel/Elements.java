@@ -328,12 +328,20 @@ public abstract class Elements {
 
     @Override
     public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
+      int from = base + off;
+      if (from + n <= scratch.alignedMax()) {
+        // Received values at the vector's own indices: one copy, then the same-index kernel in place.
+        float[] in = scratch.alignedFloats(from + n);
+        get(w.floats(), in, from, n);
+        Kernels.reduce(array, in, from, n, op);
+        return;
+      }
       float[] acc = scratch.segmentFloats(0, n);
       float[] in = scratch.segmentFloats(1, n);
-      System.arraycopy(array, base + off, acc, 0, n);
+      System.arraycopy(array, from, acc, 0, n);
       get(w.floats(), in, 0, n);
       Kernels.reduce(acc, in, n, op);
-      System.arraycopy(acc, 0, array, base + off, n);
+      System.arraycopy(acc, 0, array, from, n);
     }
 
     @Override
@@ -452,12 +460,20 @@ public abstract class Elements {
 
     @Override
     public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
+      int from = base + off;
+      if (from + n <= scratch.alignedMax()) {
+        // Received values at the vector's own indices: one copy, then the same-index kernel in place.
+        double[] in = scratch.alignedDoubles(from + n);
+        get(w.doubles(), in, from, n);
+        Kernels.reduce(array, in, from, n, op);
+        return;
+      }
       double[] acc = scratch.segmentDoubles(0, n);
       double[] in = scratch.segmentDoubles(1, n);
-      System.arraycopy(array, base + off, acc, 0, n);
+      System.arraycopy(array, from, acc, 0, n);
       get(w.doubles(), in, 0, n);
       Kernels.reduce(acc, in, n, op);
-      System.arraycopy(acc, 0, array, base + off, n);
+      System.arraycopy(acc, 0, array, from, n);
     }
 
     @Override
@@ -512,12 +528,20 @@ public abstract class Elements {
 
     @Override
     public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
+      int from = base + off;
+      if (from + n <= scratch.alignedMax()) {
+        // Received values at the vector's own indices: one copy, then the same-index kernel in place.
+        int[] in = scratch.alignedInts(from + n);
+        get(w.ints(), in, from, n);
+        Kernels.reduce(array, in, from, n, op);
+        return;
+      }
       int[] acc = scratch.segmentInts(0, n);
       int[] in = scratch.segmentInts(1, n);
-      System.arraycopy(array, base + off, acc, 0, n);
+      System.arraycopy(array, from, acc, 0, n);
       get(w.ints(), in, 0, n);
       Kernels.reduce(acc, in, n, op);
-      System.arraycopy(acc, 0, array, base + off, n);
+      System.arraycopy(acc, 0, array, from, n);
     }
 
     @Override
@@ -572,12 +596,20 @@ public abstract class Elements {
 
     @Override
     public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
+      int from = base + off;
+      if (from + n <= scratch.alignedMax()) {
+        // Received values at the vector's own indices: one copy, then the same-index kernel in place.
+        long[] in = scratch.alignedLongs(from + n);
+        get(w.longs(), in, from, n);
+        Kernels.reduce(array, in, from, n, op);
+        return;
+      }
       long[] acc = scratch.segmentLongs(0, n);
       long[] in = scratch.segmentLongs(1, n);
-      System.arraycopy(array, base + off, acc, 0, n);
+      System.arraycopy(array, from, acc, 0, n);
       get(w.longs(), in, 0, n);
       Kernels.reduce(acc, in, n, op);
-      System.arraycopy(acc, 0, array, base + off, n);
+      System.arraycopy(acc, 0, array, from, n);
     }
 
     @Override

@@ -11,9 +11,10 @@ import io.sparkcollective.core.api.ReduceOp;
  *
  * <p>Both arrays are indexed by the same {@code i} on purpose: C2 (JDK 17) vectorises
  * {@code d[x + i] op= s[y + i]} only when x and y are the same invariant expression, since it must prove both
- * references equally aligned; with unrelated offsets the loop stays scalar and runs about 7x slower. Callers
- * whose ranges sit at different places stage them into 0-based scratch arrays; two vectors laid out alike
- * (ranks of one process reading each other's memory) are reduced in place.
+ * references equally aligned; with unrelated offsets the loop stays scalar and runs about 7x slower. So
+ * received values are copied to the destination's own indices in a scratch array (or, for very long
+ * vectors, both ranges are staged into 0-based scratch arrays), and two vectors laid out alike (ranks of one
+ * process reading each other's memory) are reduced in place.
  *
  * <p>AVG reduces as SUM here; the division by the group size happens once at the end
  * ({@link #divide(float[], int, int, int)} and friends).

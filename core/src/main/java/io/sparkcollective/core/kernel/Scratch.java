@@ -1,8 +1,9 @@
 package io.sparkcollective.core.kernel;
 
 /**
- * Reusable arrays for one operation at a time: segment-sized staging for reductions and, for ByteBuffer
- * and half-precision inputs, a working copy of the whole vector. Arrays grow to the largest request and
+ * Reusable arrays for one operation at a time: an array indexed like the vector for received values (up to
+ * {@link #ALIGNED_MAX_ELEMENTS}), segment-sized staging for longer vectors and, for ByteBuffer and
+ * half-precision inputs, a working copy of the whole vector. Arrays grow to the largest request and
  * are then kept, so steady-state operations allocate nothing. Not thread-safe: one owner at a time.
  */
 public final class Scratch {
@@ -15,6 +16,27 @@ public final class Scratch {
   private final double[][] workF64 = {new double[0], new double[0]};
   private final int[][] workI32 = {new int[0], new int[0]};
   private final long[][] workI64 = {new long[0], new long[0]};
+  private float[] alignedF32 = new float[0];
+  private double[] alignedF64 = new double[0];
+  private int[] alignedI32 = new int[0];
+  private long[] alignedI64 = new long[0];
+
+  /**
+   * Longest vector (in elements) for which a reduction gets an array indexed like the vector itself
+   * ({@code alignedFloats} and friends), so that it reduces in place without staging; longer vectors stage
+   * segment by segment instead of holding another copy of their size.
+   */
+  public static final int ALIGNED_MAX_ELEMENTS = 1 << 25;
+  private int alignedMax = ALIGNED_MAX_ELEMENTS;
+
+  int alignedMax() {
+    return alignedMax;
+  }
+
+  /** Lowers the limit above (tests of the staging path). */
+  void alignedMax(int max) {
+    this.alignedMax = max;
+  }
 
   /** Segment-sized staging for 16-bit wire values (bulk transfers out of a wire buffer). */
   short[] segmentShorts(int n) {
@@ -85,6 +107,38 @@ public final class Scratch {
     return workI64[slot];
   }
 
+  /** An array of at least {@code n} elements for received values placed at their own vector indices. */
+  float[] alignedFloats(int n) {
+    if (alignedF32.length < n) {
+      alignedF32 = new float[n];
+    }
+    return alignedF32;
+  }
+
+  /** An array of at least {@code n} elements for received values placed at their own vector indices. */
+  double[] alignedDoubles(int n) {
+    if (alignedF64.length < n) {
+      alignedF64 = new double[n];
+    }
+    return alignedF64;
+  }
+
+  /** An array of at least {@code n} elements for received values placed at their own vector indices. */
+  int[] alignedInts(int n) {
+    if (alignedI32.length < n) {
+      alignedI32 = new int[n];
+    }
+    return alignedI32;
+  }
+
+  /** An array of at least {@code n} elements for received values placed at their own vector indices. */
+  long[] alignedLongs(int n) {
+    if (alignedI64.length < n) {
+      alignedI64 = new long[n];
+    }
+    return alignedI64;
+  }
+
   /** Drops the working copies (after an unusually large operation, or on close). */
   public void trim() {
     for (int slot = 0; slot < 2; slot++) {
@@ -93,5 +147,9 @@ public final class Scratch {
       workI32[slot] = new int[0];
       workI64[slot] = new long[0];
     }
+    alignedF32 = new float[0];
+    alignedF64 = new double[0];
+    alignedI32 = new int[0];
+    alignedI64 = new long[0];
   }
 }
