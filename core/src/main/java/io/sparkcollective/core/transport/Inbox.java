@@ -91,15 +91,17 @@ public final class Inbox {
   }
 
   /**
-   * Parks until a frame from {@code source} arrives, the rank fails, {@code until} passes or the thread is
+   * Parks until a frame from {@code source} arrives (returns at once if the one for ({@code stream},
+   * {@code seq}) is already here), the rank fails, {@code until} passes or the thread is
    * unparked otherwise (spuriously or by {@code handover}); returns at once if {@code handover} says the
    * thread may drive the sockets itself. Callers re-check with {@link #poll}.
    */
-  public void awaitDelivery(int source, long until, java.util.function.BooleanSupplier handover) {
+  public void awaitDelivery(int source, int stream, long seq, long until,
+      java.util.function.BooleanSupplier handover) {
     SourceQueue q = queues[source];
     Thread me = Thread.currentThread();
     synchronized (q) {
-      if (failure.get() != null || q.count > 0 || q.gone != null) {
+      if (failure.get() != null || q.gone != null || q.holds(stream, seq)) {
         return;
       }
       q.addWaiter(me);
@@ -322,6 +324,17 @@ public final class Inbox {
       }
       ring[(head + count) & (ring.length - 1)] = f;
       count++;
+    }
+
+    boolean holds(int stream, long seq) {
+      int mask = ring.length - 1;
+      for (int i = 0; i < count; i++) {
+        Frame f = ring[(head + i) & mask];
+        if (f.stream() == stream && f.seq() == seq) {
+          return true;
+        }
+      }
+      return false;
     }
 
     Frame take(int stream, long seq) {

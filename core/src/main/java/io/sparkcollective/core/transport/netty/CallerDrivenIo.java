@@ -142,6 +142,8 @@ final class CallerDrivenIo implements AutoCloseable {
           }
         } catch (IOException e) {
           throw new CollectiveException("socket poll failed at endpoint " + endpoint.addressKey() + ": " + e, e);
+        } catch (java.nio.channels.ClosedSelectorException e) {
+          throw new CollectiveException("endpoint " + endpoint.addressKey() + " is closed", e);
         } finally {
           release();
         }
@@ -154,12 +156,12 @@ final class CallerDrivenIo implements AutoCloseable {
         if (progressSelecting) {
           selector.wakeup();
         }
-        parkedUntilHandover(inbox, source, Math.min(deadline, now + SLICE_NANOS));
+        parkedUntilHandover(inbox, source, stream, seq, Math.min(deadline, now + SLICE_NANOS));
       }
     }
   }
 
-  private void parkedUntilHandover(Inbox inbox, int source, long until) {
+  private void parkedUntilHandover(Inbox inbox, int source, int stream, long seq, long until) {
     Thread me = Thread.currentThread();
     if (!addParked(me)) {
       // More parked threads than slots: wait a short while instead of being handed the token.
@@ -167,7 +169,7 @@ final class CallerDrivenIo implements AutoCloseable {
       return;
     }
     try {
-      inbox.awaitDelivery(source, until, tokenFree);
+      inbox.awaitDelivery(source, stream, seq, until, tokenFree);
     } finally {
       removeParked(me);
     }

@@ -102,6 +102,41 @@ class TcpTransportTest {
     }
   }
 
+  /**
+   * Caller-driven sockets with several waiting threads per endpoint: two ranks per endpoint, each running an
+   * operation on tag 1 (async, its own thread) while it runs others on tag 0, so threads hand the sockets to
+   * each other and frames of one operation wait while another's are read. Every result equals the sum.
+   */
+  @ParameterizedTest(name = "progress={0}")
+  @ValueSource(strings = {"caller", "eventLoop"})
+  void shouldKeepConcurrentOperationsOfRanksSharingAnEndpointApart(String progress) throws Exception {
+    try (TcpCluster cluster = new TcpCluster(2, checked(progress))) {
+      List<Communicator> group = cluster.group("shared-endpoints", new int[] {0, 0, 1, 1});
+      try {
+        List<float[]> out = GroupHarness.run(group, LIMIT, comm -> {
+          float[] background = new float[300_000];
+          Arrays.fill(background, comm.rank() + 1);
+          java.util.concurrent.CompletableFuture<Void> pending = comm.allReduceAsync(DataBuffer.of(background),
+              ReduceOp.SUM, CollectiveOptions.DEFAULT.withTag(1));
+          float[] small = new float[7];
+          for (int i = 0; i < 50; i++) {
+            Arrays.fill(small, i + comm.rank());
+            comm.allReduce(small, ReduceOp.SUM);
+            assertEquals(4 * i + 6, small[6], "operation " + i);
+          }
+          pending.get(30, java.util.concurrent.TimeUnit.SECONDS);
+          return background;
+        });
+        for (float[] x : out) {
+          assertEquals(10f, x[0]);
+          assertEquals(10f, x[x.length - 1]);
+        }
+      } finally {
+        GroupHarness.closeAll(group);
+      }
+    }
+  }
+
   @Test
   void shouldReuseConnectionsAcrossManyGroupsAndLeakNoFrames() throws Exception {
     int n = 3;
