@@ -215,12 +215,7 @@ final class OpContext implements Links {
 
   private void receiveShared(Frame f, int peer, int step, int off, int n, boolean reduce) {
     SharedRange range = (SharedRange) f.shared();
-    String differs = signature().difference(f);
-    if (differs != null) {
-      throw new CollectiveMismatchException("ranks disagree on " + differs + " of operation #" + seq + " on tag "
-          + tag + ": rank " + rank + " called " + describeCall() + " but " + transport.describe(peer)
-          + " called " + f.describeCall());
-    }
+    checkCall(f, peer);
     if (f.step() != step || range.offset != off || range.count != n || !elements.getClass().equals(
         range.elements.getClass())) {
       throw new CollectiveMismatchException("rank " + rank + " in " + describeCall() + " #" + seq + " on tag " + tag
@@ -325,14 +320,19 @@ final class OpContext implements Links {
         elements.length(), offset);
   }
 
-  /** Verifies that {@code f} is the segment this rank expects; a difference means the ranks disagree. */
-  private void check(Frame f, int peer, int step, int offset, int n) {
+  /** Verifies that {@code f} belongs to the call this rank made; a difference means the ranks disagree. */
+  private void checkCall(Frame f, int peer) {
     String differs = signature().difference(f);
     if (differs != null) {
       throw new CollectiveMismatchException("ranks disagree on " + differs + " of operation #" + seq + " on tag "
           + tag + ": rank " + rank + " called " + describeCall() + " but " + transport.describe(peer)
           + " called " + f.describeCall());
     }
+  }
+
+  /** Verifies that {@code f} is the segment this rank expects; a difference means the ranks disagree. */
+  private void check(Frame f, int peer, int step, int offset, int n) {
+    checkCall(f, peer);
     if (f.step() != step || f.offset() != offset || f.payload().size() != n * elements.wireElementBytes()) {
       throw new CollectiveMismatchException("rank " + rank + " in " + describeCall() + " #" + seq + " on tag " + tag
           + " expected step " + step + " offset " + offset + " (" + n + " elements) from "

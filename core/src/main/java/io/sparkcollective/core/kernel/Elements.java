@@ -58,7 +58,22 @@ public abstract class Elements {
    * staged into 0-based scratch arrays so the kernel loop vectorises (see {@link Kernels}); the two extra
    * copies cost less than a scalar loop.
    */
-  public abstract void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch);
+  public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
+    int from = base + off;
+    if (from + n <= scratch.alignedMax()) {
+      // Received values at the vector's own indices: one copy, then the same-index kernel in place.
+      Object in = aligned(scratch, from + n);
+      getWire(w, in, from, n);
+      reduceArrays(array(), in, from, n, op);
+      return;
+    }
+    Object acc = staging(scratch, 0, n);
+    Object in = staging(scratch, 1, n);
+    System.arraycopy(array(), from, acc, 0, n);
+    getWire(w, in, 0, n);
+    reduceArrays(acc, in, 0, n, op);
+    System.arraycopy(acc, 0, array(), from, n);
+  }
 
   /** Divides elements {@code [off, off+n)} by {@code divisor} (the end of AVG). */
   public abstract void divide(int off, int n, int divisor);
@@ -110,6 +125,16 @@ public abstract class Elements {
   /** {@code d[i] = op(d[i], s[i])} for i in [from, from+n), arrays of this element type. */
   void reduceArrays(Object d, Object s, int from, int n, ReduceOp op) {
     throw new UnsupportedOperationException(getClass().getSimpleName() + " is not shareable");
+  }
+
+  /** An array of this element type at least {@code n} long, for values placed at their vector indices. */
+  Object aligned(Scratch scratch, int n) {
+    throw new UnsupportedOperationException(getClass().getSimpleName() + " has no aligned scratch");
+  }
+
+  /** Moves the first {@code n} wire values into {@code [off, off+n)} of {@code dst} (this element type). */
+  void getWire(WireBuffer w, Object dst, int off, int n) {
+    throw new UnsupportedOperationException(getClass().getSimpleName() + " has no wire transfer");
   }
 
   /**
@@ -305,6 +330,16 @@ public abstract class Elements {
       Kernels.reduce((float[]) d, (float[]) s, from, n, op);
     }
 
+    @Override
+    Object aligned(Scratch scratch, int n) {
+      return scratch.alignedFloats(n);
+    }
+
+    @Override
+    void getWire(WireBuffer w, Object dst, int off, int n) {
+      get(w.floats(), (float[]) dst, off, n);
+    }
+
     FloatElements(float[] array, int base, int length, int wireCode, DataBuffer staged) {
       super(base, length, wireCode, staged);
       this.array = array;
@@ -326,23 +361,6 @@ public abstract class Elements {
       get(w.floats(), array, base + off, n);
     }
 
-    @Override
-    public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
-      int from = base + off;
-      if (from + n <= scratch.alignedMax()) {
-        // Received values at the vector's own indices: one copy, then the same-index kernel in place.
-        float[] in = scratch.alignedFloats(from + n);
-        get(w.floats(), in, from, n);
-        Kernels.reduce(array, in, from, n, op);
-        return;
-      }
-      float[] acc = scratch.segmentFloats(0, n);
-      float[] in = scratch.segmentFloats(1, n);
-      System.arraycopy(array, from, acc, 0, n);
-      get(w.floats(), in, 0, n);
-      Kernels.reduce(acc, in, n, op);
-      System.arraycopy(acc, 0, array, from, n);
-    }
 
     @Override
     public void divide(int off, int n, int divisor) {
@@ -437,6 +455,16 @@ public abstract class Elements {
       Kernels.reduce((double[]) d, (double[]) s, from, n, op);
     }
 
+    @Override
+    Object aligned(Scratch scratch, int n) {
+      return scratch.alignedDoubles(n);
+    }
+
+    @Override
+    void getWire(WireBuffer w, Object dst, int off, int n) {
+      get(w.doubles(), (double[]) dst, off, n);
+    }
+
     DoubleElements(double[] array, int base, int length, int wireCode, DataBuffer staged) {
       super(base, length, wireCode, staged);
       this.array = array;
@@ -458,23 +486,6 @@ public abstract class Elements {
       get(w.doubles(), array, base + off, n);
     }
 
-    @Override
-    public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
-      int from = base + off;
-      if (from + n <= scratch.alignedMax()) {
-        // Received values at the vector's own indices: one copy, then the same-index kernel in place.
-        double[] in = scratch.alignedDoubles(from + n);
-        get(w.doubles(), in, from, n);
-        Kernels.reduce(array, in, from, n, op);
-        return;
-      }
-      double[] acc = scratch.segmentDoubles(0, n);
-      double[] in = scratch.segmentDoubles(1, n);
-      System.arraycopy(array, from, acc, 0, n);
-      get(w.doubles(), in, 0, n);
-      Kernels.reduce(acc, in, n, op);
-      System.arraycopy(acc, 0, array, from, n);
-    }
 
     @Override
     public void divide(int off, int n, int divisor) {
@@ -505,6 +516,16 @@ public abstract class Elements {
       Kernels.reduce((int[]) d, (int[]) s, from, n, op);
     }
 
+    @Override
+    Object aligned(Scratch scratch, int n) {
+      return scratch.alignedInts(n);
+    }
+
+    @Override
+    void getWire(WireBuffer w, Object dst, int off, int n) {
+      get(w.ints(), (int[]) dst, off, n);
+    }
+
     IntElements(int[] array, int base, int length, int wireCode, DataBuffer staged) {
       super(base, length, wireCode, staged);
       this.array = array;
@@ -526,23 +547,6 @@ public abstract class Elements {
       get(w.ints(), array, base + off, n);
     }
 
-    @Override
-    public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
-      int from = base + off;
-      if (from + n <= scratch.alignedMax()) {
-        // Received values at the vector's own indices: one copy, then the same-index kernel in place.
-        int[] in = scratch.alignedInts(from + n);
-        get(w.ints(), in, from, n);
-        Kernels.reduce(array, in, from, n, op);
-        return;
-      }
-      int[] acc = scratch.segmentInts(0, n);
-      int[] in = scratch.segmentInts(1, n);
-      System.arraycopy(array, from, acc, 0, n);
-      get(w.ints(), in, 0, n);
-      Kernels.reduce(acc, in, n, op);
-      System.arraycopy(acc, 0, array, from, n);
-    }
 
     @Override
     public void divide(int off, int n, int divisor) {
@@ -573,6 +577,16 @@ public abstract class Elements {
       Kernels.reduce((long[]) d, (long[]) s, from, n, op);
     }
 
+    @Override
+    Object aligned(Scratch scratch, int n) {
+      return scratch.alignedLongs(n);
+    }
+
+    @Override
+    void getWire(WireBuffer w, Object dst, int off, int n) {
+      get(w.longs(), (long[]) dst, off, n);
+    }
+
     LongElements(long[] array, int base, int length, int wireCode, DataBuffer staged) {
       super(base, length, wireCode, staged);
       this.array = array;
@@ -594,23 +608,6 @@ public abstract class Elements {
       get(w.longs(), array, base + off, n);
     }
 
-    @Override
-    public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
-      int from = base + off;
-      if (from + n <= scratch.alignedMax()) {
-        // Received values at the vector's own indices: one copy, then the same-index kernel in place.
-        long[] in = scratch.alignedLongs(from + n);
-        get(w.longs(), in, from, n);
-        Kernels.reduce(array, in, from, n, op);
-        return;
-      }
-      long[] acc = scratch.segmentLongs(0, n);
-      long[] in = scratch.segmentLongs(1, n);
-      System.arraycopy(array, from, acc, 0, n);
-      get(w.longs(), in, 0, n);
-      Kernels.reduce(acc, in, n, op);
-      System.arraycopy(acc, 0, array, from, n);
-    }
 
     @Override
     public void divide(int off, int n, int divisor) {

@@ -15,6 +15,7 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Locking: each source queue is its own monitor; {@link #fail} takes them one after another.
  */
 public final class Inbox {
+  private static final java.util.function.BooleanSupplier NO_HANDOVER = () -> false;
   private final SourceQueue[] queues;
   private final AtomicReference<CollectiveException> failure = new AtomicReference<>();
   private final AtomicBoolean abortNoticeClaimed = new AtomicBoolean();
@@ -125,38 +126,15 @@ public final class Inbox {
 
   /** See {@link Transport#receive}. */
   public Frame receive(int source, int stream, long seq, long deadlineNanos) {
-    SourceQueue q = queues[source];
-    Thread me = Thread.currentThread();
     while (true) {
-      long remaining;
-      synchronized (q) {
-        CollectiveException f = failure.get();
-        if (f != null) {
-          throw f;
-        }
-        Frame frame = q.take(stream, seq);
-        if (frame != null) {
-          return frame;
-        }
-        if (q.gone != null) {
-          throw q.gone;
-        }
-        remaining = deadlineNanos - clock.nanoTime();
-        if (remaining <= 0) {
-          return null;
-        }
-        q.addWaiter(me);
+      Frame frame = poll(source, stream, seq);
+      if (frame != null) {
+        return frame;
       }
-      // Parking (not a Condition, whose every wait allocates a node) keeps the receive path allocation-free;
-      // a frame that arrives before the park leaves a permit, so no wake-up is lost. The wait is bounded so
-      // that a manual clock in tests advances deadlines without a signal.
-      LockSupport.parkNanos(this, Math.min(remaining, TimeUnit.MILLISECONDS.toNanos(50)));
-      synchronized (q) {
-        q.removeWaiter(me);
+      if (deadlineNanos - clock.nanoTime() <= 0) {
+        return null;
       }
-      if (me.isInterrupted()) {
-        throw new CollectiveException("interrupted while waiting for a frame from rank " + source);
-      }
+      awaitDelivery(source, stream, seq, deadlineNanos, NO_HANDOVER);
     }
   }
 

@@ -83,7 +83,7 @@ final class HandshakeHandlers {
             send(ctx, WireFormat.RESPONSE, endpoint.handshake().clientMac(serverNonce, clientNonce));
           }
         } else if (type == WireFormat.ACCEPT) {
-          if (endpoint.detaches()) {
+          if (endpoint.callerIo() != null) {
             ctx.pipeline().remove(this);
             endpoint.detach(ctx.channel(), remoteKey, true, done);
           } else {
@@ -160,7 +160,7 @@ final class HandshakeHandlers {
             reject(ctx, "authentication failed: wrong shared secret");
             return;
           }
-          if (endpoint.detaches()) {
+          if (endpoint.callerIo() != null) {
             // No read after ACCEPT: the dialling side speaks next, and by then the socket is no longer Netty's.
             ctx.channel().config().setAutoRead(false);
             ByteBuf out = ctx.alloc().buffer();

@@ -704,11 +704,6 @@ public final class NettyEndpoint implements AutoCloseable {
     ch.closeFuture().addListener(f -> beat.cancel(false));
   }
 
-  /** True when authenticated connections are handed to the waiting threads ({@link #detach}). */
-  boolean detaches() {
-    return io != null;
-  }
-
   /**
    * Takes an authenticated connection away from Netty (no more reads by its event loop, handlers removed,
    * deregistered) and gives its socket to the caller-driven I/O; completes {@code done} with the new link.
