@@ -63,7 +63,11 @@ public final class SweepReport {
 
   public static void main(String[] args) throws IOException {
     Path dir = Paths.get(args[0]);
-    StringBuilder md = new StringBuilder("# TCP all-reduce on loopback: spark-collective vs Open MPI (TCP)\n\n");
+    boolean shm = "shm".equals(System.getProperty("transport", "tcp"));
+    String peer = shm ? "Open MPI shm" : "Open MPI TCP";
+    StringBuilder md = new StringBuilder(shm
+        ? "# Same-host all-reduce: spark-collective with shared-memory payloads vs Open MPI (shared memory)\n\n"
+        : "# TCP all-reduce on loopback: spark-collective vs Open MPI (TCP)\n\n");
     md.append("float32 SUM, one process per rank, medians of 7 repetitions, measured back to back. Ratios < 1 for ")
         .append("latency and > 1 for busbw favour spark-collective.\n");
     LineChart chart = new LineChart("all-reduce busbw vs message size, float32 SUM on loopback", "bytes",
@@ -74,6 +78,12 @@ public final class SweepReport {
       Map<Long, Row> ours = parseTable(dir.resolve("collective-" + n + ".txt"));
       double iperf = iperfGbytesPerSecond(dir.resolve("iperf-" + n + ".json"));
       md.append(String.format(Locale.ROOT, "%n## N = %d (iperf3 loopback, %d streams: %.2f GB/s)%n%n", n, n, iperf));
+      if (!shm) {
+        // All N ranks together put 2(N-1)/N x S bytes each through the loopback, which moves `iperf` bytes
+        // per second in total, so t >= 2(N-1) S / iperf and busbw = 2(N-1)/N x S / t <= iperf / N.
+        md.append(String.format(Locale.ROOT, "Loopback ceiling for an all-reduce over TCP: busbw <= iperf3 / N = "
+            + "%.3f GB/s.%n%n", iperf / n));
+      }
       md.append("| bytes | MPI median us | ours median us | latency ratio | MPI busbw GB/s | ours busbw GB/s | ")
           .append("busbw ratio |\n|---:|---:|---:|---:|---:|---:|---:|\n");
       for (Map.Entry<Long, Row> e : ours.entrySet()) {
@@ -86,7 +96,7 @@ public final class SweepReport {
             m == null || m.busbw < 0.001 ? "-" : String.format(Locale.ROOT, "%.2f", o.busbw / m.busbw)));
       }
       addSeries(chart, "spark-collective N=" + n, ours, false);
-      addSeries(chart, "Open MPI TCP N=" + n, mpi, true);
+      addSeries(chart, peer + " N=" + n, mpi, true);
     }
     Files.writeString(dir.resolve("report.md"), md.toString());
     chart.write(dir.resolve("chart.png"));

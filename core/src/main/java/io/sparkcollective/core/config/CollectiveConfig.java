@@ -38,6 +38,8 @@ public final class CollectiveConfig {
   public static final String CHECKSUM = "transport.checksum";
   public static final String PROGRESS = "transport.progress";
   public static final String SPIN_MICROS = "transport.spinMicros";
+  public static final String SHARED_MEMORY_BYTES = "transport.sharedMemoryBytes";
+  public static final String SHARED_MEMORY_DIR = "transport.sharedMemoryDir";
   public static final String TLS_ENABLED = "transport.tls.enabled";
   public static final String TLS_KEY_STORE = "transport.tls.keyStore";
   public static final String TLS_KEY_STORE_PASSWORD = "transport.tls.keyStorePassword";
@@ -80,6 +82,11 @@ public final class CollectiveConfig {
         + "always use eventLoop.");
     key(SPIN_MICROS, "50", "With progress=caller, how long a waiting thread polls its sockets (yielding the CPU "
         + "between polls) before it blocks; 0 blocks at once, more trades CPU for latency.");
+    key(SHARED_MEMORY_BYTES, "16777216", "With progress=caller, connections between endpoints on the same host "
+        + "carry DATA payloads through a ring of this many bytes in a shared-memory file (headers still go over "
+        + "the socket; a payload that does not fit goes over the socket); 0 sends everything over the socket.");
+    key(SHARED_MEMORY_DIR, "/dev/shm", "Directory of the shared-memory rings (a memory file system); if it does "
+        + "not exist, payloads go over the socket.");
     key(CHECKSUM, "false", "Adds a CRC32C of every payload and checks it on receipt.");
     key(TLS_ENABLED, "false", "Encrypts every connection with TLS (mutual: both ends present a certificate that "
         + "the other's trust store accepts), in addition to the shared-secret handshake.");
@@ -114,6 +121,7 @@ public final class CollectiveConfig {
   private final boolean checksum;
   private final boolean callerProgress;
   private final long spinMicros;
+  private final int sharedMemoryBytes;
   private final Map<String, String> values;
 
   private CollectiveConfig(Map<String, String> v) {
@@ -165,6 +173,11 @@ public final class CollectiveConfig {
     }
     this.callerProgress = progress.equalsIgnoreCase("caller");
     this.spinMicros = nonNegativeLong(v, SPIN_MICROS);
+    long shm = nonNegativeLong(v, SHARED_MEMORY_BYTES);
+    if (shm != 0 && (shm < (1 << 20) || shm > (1 << 30))) {
+      throw bad(SHARED_MEMORY_BYTES, v.get(SHARED_MEMORY_BYTES), "0 or from 1048576 to 1073741824");
+    }
+    this.sharedMemoryBytes = (int) shm;
     this.values = Collections.unmodifiableMap(new LinkedHashMap<>(v));
     String tls = v.get(TLS_ENABLED).trim();
     if (!tls.equalsIgnoreCase("true") && !tls.equalsIgnoreCase("false")) {
@@ -330,6 +343,15 @@ public final class CollectiveConfig {
 
   public long spinMicros() {
     return spinMicros;
+  }
+
+  /** Capacity of a same-host connection's shared-memory ring; 0 if payloads always go over the socket. */
+  public int sharedMemoryBytes() {
+    return sharedMemoryBytes;
+  }
+
+  public java.nio.file.Path sharedMemoryDir() {
+    return java.nio.file.Path.of(values.get(SHARED_MEMORY_DIR).trim());
   }
 
   private static long positiveLong(Map<String, String> v, String key) {

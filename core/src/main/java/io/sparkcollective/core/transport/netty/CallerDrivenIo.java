@@ -55,6 +55,7 @@ final class CallerDrivenIo implements AutoCloseable {
   private volatile long callerActiveNanos;
   private volatile boolean progressSelecting;
   private volatile boolean closed;
+  private final java.util.concurrent.atomic.LongAdder sharedPayloads = new java.util.concurrent.atomic.LongAdder();
 
   CallerDrivenIo(NettyEndpoint endpoint) throws IOException {
     this.endpoint = endpoint;
@@ -68,6 +69,10 @@ final class CallerDrivenIo implements AutoCloseable {
     this.progress = new Thread(this::progressLoop, "collective-io-progress");
     progress.setDaemon(true);
     progress.start();
+    if (endpoint.config().sharedMemoryBytes() > 0 && java.nio.file.Files.isDirectory(endpoint.config()
+        .sharedMemoryDir())) {
+      SharedMemoryRing.removeStale(endpoint.config().sharedMemoryDir());
+    }
   }
 
   NanoClock clock() {
@@ -84,7 +89,18 @@ final class CallerDrivenIo implements AutoCloseable {
     link.register(selector);
     links.add(link);
     selector.wakeup();
+    link.offerSharedMemory();
     return link;
+  }
+
+  /** A payload arrived through a shared-memory ring. */
+  void countShared() {
+    sharedPayloads.increment();
+  }
+
+  /** Payloads received through shared-memory rings so far. */
+  long sharedPayloads() {
+    return sharedPayloads.sum();
   }
 
   void forget(DirectLink link) {

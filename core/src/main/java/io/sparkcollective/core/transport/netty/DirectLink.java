@@ -6,11 +6,17 @@ import io.netty.buffer.Unpooled;
 import io.sparkcollective.core.api.PeerLostException;
 import io.sparkcollective.core.transport.Frame;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayDeque;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,6 +32,10 @@ import org.slf4j.LoggerFactory;
  * DATA payload that is not in it yet is read straight into the frame it will be delivered in, so large
  * segments are copied once, from the socket into the frame.
  *
+ * <p>Same host: an outbound connection to an endpoint of this host offers a {@link SharedMemoryRing}; once
+ * the receiver has mapped it, payloads of at least {@link #SHARED_MIN_BYTES} are written into the ring and
+ * only their headers cross the socket (no kernel copies, no TCP processing for the bulk of the bytes).
+ *
  * <p>Lock order: the read lock may be held while writing (a frame's delivery can fail the group, which tells
  * the peers); the write lock is never held while taking the read lock.
  */
@@ -34,6 +44,8 @@ final class DirectLink implements Link {
   private static final int STAGING_BYTES = 64 << 10;
   /** Reads per call before the driver moves on to other connections. */
   private static final int READS_PER_TURN = 16;
+  /** Smallest payload sent through a shared-memory ring; smaller ones are as cheap over the socket. */
+  static final int SHARED_MIN_BYTES = 8 << 10;
 
   private final CallerDrivenIo io;
   private final NettyEndpoint endpoint;
@@ -59,6 +71,10 @@ final class DirectLink implements Link {
   private int bodyFlags;
   private int bodyCrc;
 
+  /** This side's ring for what it sends (guarded by the write lock), and the peer's (by the read lock). */
+  private SharedMemoryRing sendRing;
+  private SharedMemoryRing recvRing;
+
   DirectLink(CallerDrivenIo io, SocketChannel socket, String remoteKey, boolean outbound) throws IOException {
     this.io = io;
     this.endpoint = io.endpoint();
@@ -74,6 +90,50 @@ final class DirectLink implements Link {
   void register(Selector selector) throws IOException {
     synchronized (writeLock) {
       key = socket.register(selector, SelectionKey.OP_READ, this);
+    }
+  }
+
+  /** Offers the peer a shared-memory ring for this connection's payloads if it runs on this host. */
+  void offerSharedMemory() {
+    int capacity = endpoint.config().sharedMemoryBytes();
+    Path dir = endpoint.config().sharedMemoryDir();
+    if (!outbound || capacity == 0 || !Files.isDirectory(dir) || !remoteOnThisHost()) {
+      return;
+    }
+    SharedMemoryRing ring;
+    try {
+      ring = SharedMemoryRing.create(dir, capacity);
+    } catch (IOException | RuntimeException e) {
+      LOG.info("{}: no shared-memory ring for the connection to {} ({}); payloads go over the socket",
+          endpoint.addressKey(), remoteKey, e.toString());
+      return;
+    }
+    ByteBuf out = PooledByteBufAllocator.DEFAULT.buffer();
+    WireFormat.begin(out, WireFormat.SHM_OFFER);
+    out.writeLongLE(ring.token()).writeIntLE(capacity);
+    WireFormat.writeString(out, ring.path().getFileName().toString());
+    WireFormat.finish(out, 0);
+    synchronized (writeLock) {
+      if (closed) {
+        ring.delete();
+        out.release();
+        return;
+      }
+      sendRing = ring;
+    }
+    try {
+      write(out);
+    } catch (PeerLostException e) {
+      // Closed meanwhile; shut() deleted the ring.
+    }
+  }
+
+  private boolean remoteOnThisHost() {
+    try {
+      InetAddress a = ((InetSocketAddress) socket.getRemoteAddress()).getAddress();
+      return a.isLoopbackAddress() || NetworkInterface.getByInetAddress(a) != null;
+    } catch (IOException | RuntimeException e) {
+      return false;
     }
   }
 
@@ -105,6 +165,9 @@ final class DirectLink implements Link {
         throw new PeerLostException(-1, "the connection to endpoint " + remoteKey + " is closed");
       }
       try {
+        if (sendRing != null) {
+          toRing(msg);
+        }
         if (pending.isEmpty()) {
           writeSome(msg);
           if (!msg.isReadable()) {
@@ -126,6 +189,28 @@ final class DirectLink implements Link {
     }
     fail("write failed: " + failed);
     throw new PeerLostException(-1, "cannot write to endpoint " + remoteKey + ": " + failed);
+  }
+
+  /** Moves the payload of a DATA message into the shared-memory ring if it fits there (under the write lock). */
+  private void toRing(ByteBuf msg) {
+    int start = msg.readerIndex();
+    int n = msg.readableBytes() - WireFormat.DATA_HEADER_BYTES;
+    if (n < SHARED_MIN_BYTES || msg.getByte(start + WireFormat.TYPE_OFFSET) != WireFormat.DATA) {
+      return;
+    }
+    ByteBuffer payload = msg.internalNioBuffer(start + WireFormat.DATA_HEADER_BYTES, n);
+    long pos = sendRing.put(payload, payload.position(), n);
+    if (pos < 0) {
+      return;
+    }
+    int descriptor = start + WireFormat.DATA_HEADER_BYTES;
+    msg.setLongLE(descriptor, pos);
+    msg.setIntLE(descriptor + 8, n);
+    msg.writerIndex(descriptor + WireFormat.SHARED_DESCRIPTOR_BYTES);
+    msg.setByte(start + WireFormat.FLAGS_OFFSET, msg.getByte(start + WireFormat.FLAGS_OFFSET)
+        | WireFormat.FLAG_SHARED_MEMORY);
+    msg.setIntLE(start, WireFormat.DATA_HEADER_BYTES + WireFormat.SHARED_DESCRIPTOR_BYTES
+        - WireFormat.LENGTH_FIELD_BYTES);
   }
 
   private void writeSome(ByteBuf msg) throws IOException {
@@ -253,6 +338,20 @@ final class DirectLink implements Link {
           if (in.remaining() < WireFormat.DATA_HEADER_BYTES) {
             break;
           }
+          if ((in.get(start + WireFormat.FLAGS_OFFSET) & WireFormat.FLAG_SHARED_MEMORY) != 0) {
+            if (length + WireFormat.LENGTH_FIELD_BYTES != WireFormat.DATA_HEADER_BYTES
+                + WireFormat.SHARED_DESCRIPTOR_BYTES) {
+              return "it sent a shared-memory frame of " + length + " bytes";
+            }
+            if (in.remaining() < WireFormat.DATA_HEADER_BYTES + WireFormat.SHARED_DESCRIPTOR_BYTES) {
+              break;
+            }
+            String bad = sharedData(in, start);
+            if (bad != null) {
+              return bad;
+            }
+            continue;
+          }
           startData(in, start, (int) (length + WireFormat.LENGTH_FIELD_BYTES - WireFormat.DATA_HEADER_BYTES));
           if (bodyRemaining > 0) {
             // The rest of the payload comes straight from the socket.
@@ -268,7 +367,8 @@ final class DirectLink implements Link {
           ByteBuffer slice = in.duplicate().position(start + WireFormat.TYPE_OFFSET + 1)
               .limit(start + WireFormat.LENGTH_FIELD_BYTES + (int) length).slice();
           in.position(start + WireFormat.LENGTH_FIELD_BYTES + (int) length);
-          String bad = MessageHandler.dispatch(endpoint, remoteKey, type, Unpooled.wrappedBuffer(slice));
+          String bad = type == WireFormat.SHM_OFFER ? attachRing(slice.order(ByteOrder.LITTLE_ENDIAN))
+              : MessageHandler.dispatch(endpoint, remoteKey, type, Unpooled.wrappedBuffer(slice));
           if (bad != null) {
             return bad;
           }
@@ -282,6 +382,41 @@ final class DirectLink implements Link {
 
   /** A DATA message starts at {@code start}; its header is in the staging buffer, its payload has {@code n} bytes. */
   private void startData(ByteBuffer in, int start, int n) {
+    beginBody(in, start, n);
+    in.position(start + WireFormat.DATA_HEADER_BYTES);
+    int here = Math.min(n, in.remaining());
+    if (body != null) {
+      bodyView.put(bodyView.position(), in, in.position(), here);
+      bodyView.position(here);
+    }
+    in.position(in.position() + here);
+    bodyRemaining = n - here;
+    if (bodyRemaining == 0) {
+      finishBody();
+    }
+  }
+
+  /** A DATA message whose payload is in the shared-memory ring: copies it out and frees its space there. */
+  private String sharedData(ByteBuffer in, int start) {
+    if (recvRing == null) {
+      return "it sent a shared-memory frame without a ring";
+    }
+    long pos = in.getLong(start + WireFormat.DATA_HEADER_BYTES);
+    int n = in.getInt(start + WireFormat.DATA_HEADER_BYTES + 8);
+    String bad = recvRing.check(pos, n);
+    if (bad != null) {
+      return bad;
+    }
+    beginBody(in, start, n);
+    recvRing.take(pos, n, bodyView);
+    in.position(start + WireFormat.DATA_HEADER_BYTES + WireFormat.SHARED_DESCRIPTOR_BYTES);
+    io.countShared();
+    finishBody();
+    return null;
+  }
+
+  /** Finds the frame the payload of the DATA message at {@code start} goes into (none: it is skipped). */
+  private void beginBody(ByteBuffer in, int start, int n) {
     long group = in.getLong(start + WireFormat.GROUP_OFFSET);
     int dest = in.getInt(start + WireFormat.DEST_OFFSET);
     TcpTransport t = endpoint.rankFor(remoteKey, group, dest);
@@ -299,18 +434,34 @@ final class DirectLink implements Link {
     bodyBytes = n;
     bodyFlags = in.get(start + WireFormat.FLAGS_OFFSET);
     bodyCrc = in.getInt(start + WireFormat.CRC_OFFSET);
-    in.position(start + WireFormat.DATA_HEADER_BYTES);
-    int here = Math.min(n, in.remaining());
-    if (f != null) {
-      bodyView = f.payload().view(n);
-      bodyView.put(bodyView.position(), in, in.position(), here);
-      bodyView.position(here);
+    bodyView = f != null ? f.payload().view(n) : null;
+  }
+
+  /** The peer's SHM_OFFER: maps its ring if this endpoint takes payloads that way (else they keep coming inline). */
+  private String attachRing(ByteBuffer offer) {
+    if (offer.remaining() < 12 || offer.remaining() > 12 + 255) {
+      return "it sent a malformed ring offer";
     }
-    in.position(in.position() + here);
-    bodyRemaining = n - here;
-    if (bodyRemaining == 0) {
-      finishBody();
+    if (recvRing != null) {
+      return "it offered a second ring";
     }
+    long token = offer.getLong();
+    int capacity = offer.getInt();
+    byte[] name = new byte[offer.remaining()];
+    offer.get(name);
+    if (endpoint.config().sharedMemoryBytes() == 0) {
+      return null;
+    }
+    try {
+      recvRing = SharedMemoryRing.attach(endpoint.config().sharedMemoryDir(), new String(name,
+          StandardCharsets.UTF_8), token, capacity);
+      LOG.debug("{}: payloads from {} come through shared memory ({} bytes)", endpoint.addressKey(), remoteKey,
+          capacity);
+    } catch (IOException | RuntimeException e) {
+      LOG.info("{}: cannot map the shared-memory ring of {} ({}); its payloads go over the socket",
+          endpoint.addressKey(), remoteKey, e.toString());
+    }
+    return null;
   }
 
   private void finishBody() {
@@ -360,6 +511,10 @@ final class DirectLink implements Link {
       for (ByteBuf m; (m = pending.pollFirst()) != null; ) {
         m.release();
       }
+      if (sendRing != null) {
+        sendRing.delete();
+        sendRing = null;
+      }
     }
     io.forget(this);
     // A reader still in the socket fails on the closed channel and leaves; then the partial frame is ours.
@@ -371,6 +526,7 @@ final class DirectLink implements Link {
         bodyView = null;
       }
       bodyRemaining = 0;
+      recvRing = null;
     }
     return true;
   }

@@ -52,6 +52,8 @@ public final class WireFormat {
   public static final byte JOIN = 4;
   public static final byte REFUSE_JOIN = 5;
   public static final byte HEARTBEAT = 6;
+  /** The sender's shared-memory ring for this connection's payloads: token, capacity, file name. */
+  public static final byte SHM_OFFER = 7;
   public static final byte HELLO = 16;
   public static final byte CHALLENGE = 17;
   public static final byte RESPONSE = 18;
@@ -78,6 +80,12 @@ public final class WireFormat {
   public static final int DATA_HEADER_BYTES = 64;
 
   public static final int FLAG_CRC32C = 1;
+  /**
+   * The payload is in the connection's shared-memory ring: the message ends after the header with its
+   * position (8 bytes) and length (4 bytes) there instead of the payload.
+   */
+  public static final int FLAG_SHARED_MEMORY = 2;
+  public static final int SHARED_DESCRIPTOR_BYTES = 12;
 
   /** Splits the byte stream into messages (length field stripped) and rejects any above the limit. */
   public static LengthFieldBasedFrameDecoder newDecoder() {

@@ -51,14 +51,31 @@ class TcpTransportTest {
   private static final Duration LIMIT = Duration.ofSeconds(120);
   private static final CollectiveConfig CHECKED = checked("caller");
 
-  /** Checksums on, small segments; {@code progress}: who moves the bytes (caller-driven or Netty's threads). */
+  /**
+   * Checksums on, small segments; {@code progress}: who moves the bytes (caller-driven, with payloads through
+   * shared memory between these same-host endpoints; caller-socket: caller-driven with every payload on the
+   * socket; eventLoop: Netty's threads).
+   */
   private static CollectiveConfig checked(String progress) {
+    boolean socketOnly = progress.equals("caller-socket");
     return CollectiveConfig.from(Map.of(CollectiveConfig.CHECKSUM, "true", CollectiveConfig.SEGMENT_BYTES, "65536",
-        CollectiveConfig.JOIN_TIMEOUT_MS, "5000", CollectiveConfig.PROGRESS, progress));
+        CollectiveConfig.JOIN_TIMEOUT_MS, "5000", CollectiveConfig.PROGRESS, socketOnly ? "caller" : progress,
+        CollectiveConfig.SHARED_MEMORY_BYTES, socketOnly ? "0" : "16777216"));
+  }
+
+  /** Payloads the endpoints of {@code cluster} received through shared-memory rings. */
+  static long sharedPayloads(TcpCluster cluster, int endpoints) {
+    long sum = 0;
+    for (int i = 0; i < endpoints; i++) {
+      CallerDrivenIo io = cluster.endpoint(i).callerIo();
+      sum += io == null ? 0 : io.sharedPayloads();
+    }
+    return sum;
   }
 
   @ParameterizedTest(name = "{0} ranks, progress={1}")
-  @CsvSource({"1, caller", "2, caller", "3, caller", "5, caller", "2, eventLoop", "3, eventLoop"})
+  @CsvSource({"1, caller", "2, caller", "3, caller", "5, caller", "2, caller-socket", "3, caller-socket",
+      "2, eventLoop", "3, eventLoop"})
   void shouldMatchTheReferenceOverTcpForEveryAlgorithm(int n, String progress) throws Exception {
     try (TcpCluster cluster = new TcpCluster(n, checked(progress))) {
       List<Communicator> group = cluster.group("matrix-" + n);
@@ -99,6 +116,54 @@ class TcpTransportTest {
       for (int i = 0; i < n; i++) {
         assertEquals(0, cluster.endpoint(i).rejectedFrames());
       }
+      long shared = sharedPayloads(cluster, n);
+      if (n > 1 && progress.equals("caller")) {
+        org.junit.jupiter.api.Assertions.assertTrue(shared > 0, "no payload went through shared memory");
+      } else {
+        assertEquals(0, shared, "payloads through shared memory with progress=" + progress);
+      }
+    }
+  }
+
+  /**
+   * A ring far smaller than what is in flight: payloads that do not fit go over the socket between ones that
+   * do, segments of odd sizes wrap around the ring's end, and every result still equals the sum.
+   */
+  @Test
+  void shouldMixSharedMemoryAndSocketPayloadsWhenTheRingFills() throws Exception {
+    CollectiveConfig small = CollectiveConfig.from(Map.of(CollectiveConfig.CHECKSUM, "true",
+        CollectiveConfig.SEGMENT_BYTES, "262144", CollectiveConfig.SHARED_MEMORY_BYTES, "1048576",
+        CollectiveConfig.JOIN_TIMEOUT_MS, "5000"));
+    int n = 3;
+    try (TcpCluster cluster = new TcpCluster(n, small)) {
+      List<Communicator> group = cluster.group("small-ring");
+      try {
+        GroupHarness.run(group, LIMIT, comm -> {
+          for (int len : new int[] {3_000_001, 777_777, 1_500_007}) {
+            for (Algorithm a : new Algorithm[] {Algorithm.RING, Algorithm.HALVING_DOUBLING}) {
+              float[] v = new float[len];
+              for (int i = 0; i < len; i++) {
+                v[i] = (i % 1000) * (comm.rank() + 1);
+              }
+              comm.allReduce(DataBuffer.of(v), ReduceOp.SUM, CollectiveOptions.DEFAULT.withAlgorithm(a));
+              for (int i = 0; i < len; i++) {
+                if (v[i] != (i % 1000) * 6f) {
+                  throw new AssertionError(a + " length " + len + ": element " + i + " is " + v[i]);
+                }
+              }
+            }
+          }
+          return null;
+        });
+      } finally {
+        GroupHarness.closeAll(group);
+      }
+      org.junit.jupiter.api.Assertions.assertTrue(sharedPayloads(cluster, n) > 0);
+    }
+    try (java.util.stream.Stream<java.nio.file.Path> left = java.nio.file.Files.list(small.sharedMemoryDir())) {
+      long mine = left.filter(p -> p.getFileName().toString().startsWith("spark-collective-"
+          + ProcessHandle.current().pid() + "-")).count();
+      assertEquals(0, mine, "ring files left in " + small.sharedMemoryDir());
     }
   }
 
@@ -108,7 +173,7 @@ class TcpTransportTest {
    * each other and frames of one operation wait while another's are read. Every result equals the sum.
    */
   @ParameterizedTest(name = "progress={0}")
-  @ValueSource(strings = {"caller", "eventLoop"})
+  @ValueSource(strings = {"caller", "caller-socket", "eventLoop"})
   void shouldKeepConcurrentOperationsOfRanksSharingAnEndpointApart(String progress) throws Exception {
     try (TcpCluster cluster = new TcpCluster(2, checked(progress))) {
       List<Communicator> group = cluster.group("shared-endpoints", new int[] {0, 0, 1, 1});

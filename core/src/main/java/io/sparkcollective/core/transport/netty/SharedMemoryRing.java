@@ -1,0 +1,232 @@
+package io.sparkcollective.core.transport.netty;
+
+import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/*
+ * A one-way byte ring in a memory-mapped file, shared by the two endpoints of one connection when both run on
+ * the same host. The sending side writes DATA payloads into it and only their headers go over the socket; the
+ * receiving side copies each payload out when the header arrives and hands the space back.
+ *
+ *   file:  | magic | token | capacity | attached | ...pad... | consumed | ...pad... | data (capacity bytes) |
+ *           0       8       16         24                     64                     128
+ *
+ *   head (sender only)      bytes ever reserved, a payload never wraps: one that would is placed at the next
+ *                           multiple of capacity and the skipped tail counts as used
+ *   consumed (receiver)     end of the last payload copied out; payloads are consumed in the order their
+ *                           headers arrive, which is the order they were reserved in
+ *   free space              capacity - (head - consumed)
+ *
+ * The socket orders everything else: a payload is written before its header is sent, and the receiver reads
+ * it only after reading that header. The file is created with owner-only permissions and deleted as soon as
+ * the receiver has mapped it (or when the connection closes), so nothing is left behind on a normal exit.
+ */
+
+/** A shared-memory ring carrying one connection's DATA payloads between two processes of one host. */
+final class SharedMemoryRing {
+  private static final Logger LOG = LoggerFactory.getLogger(SharedMemoryRing.class);
+  private static final long MAGIC = 0x7363_7368_6d72_6e67L;
+  private static final int TOKEN_AT = 8;
+  private static final int CAPACITY_AT = 16;
+  private static final int ATTACHED_AT = 24;
+  private static final int CONSUMED_AT = 64;
+  private static final int DATA_AT = 128;
+  private static final String PREFIX = "spark-collective-";
+  private static final String SUFFIX = ".ring";
+  private static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  private final Path path;
+  private final MappedByteBuffer map;
+  private final ByteBuffer data;
+  private final long token;
+  private final int capacity;
+  // Sender side.
+  private long head;
+  private boolean attached;
+  private boolean deleted;
+  // Receiver side.
+  private long expected;
+
+  private SharedMemoryRing(Path path, MappedByteBuffer map, long token, int capacity) {
+    this.path = path;
+    this.map = map;
+    this.token = token;
+    this.capacity = capacity;
+    this.data = map.duplicate().position(DATA_AT).limit(DATA_AT + capacity).slice();
+  }
+
+  Path path() {
+    return path;
+  }
+
+  long token() {
+    return token;
+  }
+
+  int capacity() {
+    return capacity;
+  }
+
+  /**
+   * Creates a ring of {@code capacity} bytes in {@code dir} for this process to send through. Every page is
+   * written once here, so a full file system fails this call instead of a later write into the mapping.
+   */
+  static SharedMemoryRing create(Path dir, int capacity) throws IOException {
+    long token = RANDOM.nextLong();
+    Path path = dir.resolve(PREFIX + ProcessHandle.current().pid() + "-" + Long.toHexString(RANDOM.nextLong())
+        + SUFFIX);
+    Files.createFile(path, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+      ByteBuffer zeros = ByteBuffer.allocateDirect(1 << 16);
+      long size = (long) DATA_AT + capacity;
+      for (long at = 0; at < size; ) {
+        zeros.clear().limit((int) Math.min(zeros.capacity(), size - at));
+        at += ch.write(zeros, at);
+      }
+      MappedByteBuffer map = ch.map(FileChannel.MapMode.READ_WRITE, 0, size);
+      map.order(ByteOrder.nativeOrder());
+      map.putLong(TOKEN_AT, token);
+      map.putLong(CAPACITY_AT, capacity);
+      map.putLong(0, MAGIC);
+      return new SharedMemoryRing(path, map, token, capacity);
+    } catch (IOException | RuntimeException e) {
+      Files.deleteIfExists(path);
+      throw e;
+    }
+  }
+
+  /**
+   * Maps the ring a peer offered and tells it so. The path must name a regular file in {@code dir} made by
+   * {@link #create} with the same token and capacity; it is deleted once mapped.
+   */
+  static SharedMemoryRing attach(Path dir, String name, long token, int capacity) throws IOException {
+    Path path = dir.resolve(name).normalize();
+    if (!name.startsWith(PREFIX) || !name.endsWith(SUFFIX) || !dir.equals(path.getParent())) {
+      throw new IOException("not a ring file name: " + name);
+    }
+    if (!Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS)) {
+      throw new IOException("no ring file " + path);
+    }
+    long size = (long) DATA_AT + capacity;
+    MappedByteBuffer map;
+    try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE,
+        LinkOption.NOFOLLOW_LINKS)) {
+      if (capacity <= 0 || ch.size() != size) {
+        throw new IOException("ring file " + path + " has " + ch.size() + " bytes, expected " + size);
+      }
+      map = ch.map(FileChannel.MapMode.READ_WRITE, 0, size);
+    }
+    map.order(ByteOrder.nativeOrder());
+    if (map.getLong(0) != MAGIC || map.getLong(TOKEN_AT) != token || map.getLong(CAPACITY_AT) != capacity) {
+      throw new IOException("ring file " + path + " is not the one offered");
+    }
+    Files.deleteIfExists(path);
+    SharedMemoryRing ring = new SharedMemoryRing(path, map, token, capacity);
+    ring.deleted = true;
+    LONGS.setRelease(map, ATTACHED_AT, 1L);
+    return ring;
+  }
+
+  /** Deletes ring files of processes that no longer run (left behind by a killed process). */
+  static void removeStale(Path dir) {
+    try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, PREFIX + "*" + SUFFIX)) {
+      for (Path f : files) {
+        String name = f.getFileName().toString();
+        int dash = name.indexOf('-', PREFIX.length());
+        try {
+          long pid = Long.parseLong(name.substring(PREFIX.length(), dash));
+          if (ProcessHandle.of(pid).isEmpty()) {
+            Files.deleteIfExists(f);
+            LOG.debug("removed {}, left by process {}", f, pid);
+          }
+        } catch (RuntimeException | IOException e) {
+          LOG.debug("cannot check {}: {}", f, e.toString());
+        }
+      }
+    } catch (IOException e) {
+      LOG.debug("cannot list {}: {}", dir, e.toString());
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------- sender
+
+  /** True once the receiver has mapped the ring (the file is deleted then). */
+  boolean attached() {
+    if (!attached && (long) LONGS.getAcquire(map, ATTACHED_AT) != 0) {
+      attached = true;
+      delete();
+    }
+    return attached;
+  }
+
+  /**
+   * Copies {@code n} bytes of {@code src} from {@code index} into the ring; returns their position, or -1 if
+   * the receiver has not attached or there is no room (then the payload goes over the socket).
+   */
+  long put(ByteBuffer src, int index, int n) {
+    if (n > capacity || !attached()) {
+      return -1;
+    }
+    long pos = head;
+    if (pos % capacity + n > capacity) {
+      pos += capacity - pos % capacity;
+    }
+    long consumed = (long) LONGS.getAcquire(map, CONSUMED_AT);
+    if (pos + n - consumed > capacity) {
+      return -1;
+    }
+    data.put((int) (pos % capacity), src, index, n);
+    head = pos + n;
+    return pos;
+  }
+
+  void delete() {
+    if (!deleted) {
+      deleted = true;
+      try {
+        Files.deleteIfExists(path);
+      } catch (IOException e) {
+        LOG.debug("cannot delete {}: {}", path, e.toString());
+      }
+    }
+  }
+
+  // ----------------------------------------------------------------------------------------- receiver
+
+  /**
+   * Why a payload of {@code n} bytes at {@code pos} cannot be the next one (it must start where the previous
+   * one ended, or at the next wrap), or null if it can.
+   */
+  String check(long pos, int n) {
+    long wrapped = expected + (expected % capacity == 0 ? 0 : capacity - expected % capacity);
+    if (n < 0 || n > capacity || (pos != expected && pos != wrapped) || pos % capacity + n > capacity) {
+      return "its shared-memory payload of " + n + " bytes at " + pos + " is out of sequence (next at " + expected
+          + ", ring of " + capacity + " bytes)";
+    }
+    return null;
+  }
+
+  /** Copies the payload at {@code pos} (checked by {@link #check}) into {@code dst} and frees its space. */
+  void take(long pos, int n, ByteBuffer dst) {
+    if (dst != null) {
+      dst.put(dst.position(), data, (int) (pos % capacity), n);
+    }
+    expected = pos + n;
+    LONGS.setRelease(map, CONSUMED_AT, expected);
+  }
+}
