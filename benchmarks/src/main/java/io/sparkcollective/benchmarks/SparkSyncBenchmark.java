@@ -38,7 +38,12 @@ import org.apache.spark.broadcast.Broadcast;
  * Base64 text, (d) {@code allReduce} with bfloat16 on the wire. Also group set-up time (cold and warm) and
  * the executors' heap allocation per all-reduce. Run through examples/spark-submit.sh (see the README).
  *
- * <p>Options: {@code --sizes 1000,100000,1000000,10000000,50000000 --tasks 4 --warmup 10 --reps 10
+ * <p>Every method warms up with at least {@code --warmup} calls and for at least {@code --warmup-seconds}
+ * (the JIT compiles the per-segment paths only after thousands of segments; a training loop runs thousands
+ * of syncs).
+ *
+ * <p>Options: {@code --sizes 1000,100000,1000000,10000000,50000000 --tasks 4 --warmup 10 --warmup-seconds 3
+ * --reps 10
  * --gather-max 1000000 --gather-reps 3 --out target/spark-sync}.
  */
 public final class SparkSyncBenchmark {
@@ -136,11 +141,15 @@ public final class SparkSyncBenchmark {
     }
   }
 
+  /** Least warm-up time of every method (set from --warmup-seconds). */
+  static long warmupNanos;
+
   public static void main(String[] argv) throws Exception {
     Args args = new Args(argv);
     long[] sizes = args.getLongs("sizes", new long[] {1_000, 100_000, 1_000_000, 10_000_000, 50_000_000});
     int tasks = args.getInt("tasks", 4);
     int warmup = args.getInt("warmup", 10);
+    warmupNanos = (long) (args.getDouble("warmup-seconds", 3) * 1e9);
     int reps = args.getInt("reps", 10);
     long gatherMax = args.getLongs("gather-max", new long[] {1_000_000})[0];
     int gatherReps = args.getInt("gather-reps", 3);
@@ -226,7 +235,7 @@ public final class SparkSyncBenchmark {
       double[] alloc = new double[2];
       for (int variant = 0; variant < 2; variant++) {
         boolean bf16 = variant == 1;
-        List<RankSamples> samples = allReduceStage(parts, n, tasks, warmup, reps, bf16);
+        List<RankSamples> samples = allReduceStage(parts, n, tasks, warmup, warmupNanos, reps, bf16);
         double[] ms = new double[reps];
         long setup = 0;
         double bytesPerOp = 0;
@@ -246,7 +255,7 @@ public final class SparkSyncBenchmark {
         report(methods[variant], n, row.get(methods[variant]));
       }
       allocation.put(size, alloc);
-      Result[] tree = treeAggregate(sc, parts, n, tasks, Math.min(warmup, 2), reps);
+      Result[] tree = treeAggregate(sc, parts, n, tasks, Math.min(warmup, 2), warmupNanos, reps);
       row.put(methods[2], tree[0]);
       row.put(methods[3], tree[1]);
       report(methods[2], n, tree[0]);
@@ -276,8 +285,8 @@ public final class SparkSyncBenchmark {
     return percentile(ms, 0.5);
   }
 
-  private static List<RankSamples> allReduceStage(JavaRDD<Integer> parts, int n, int tasks, int warmup, int reps,
-      boolean bf16) {
+  private static List<RankSamples> allReduceStage(JavaRDD<Integer> parts, int n, int tasks, int warmup,
+      long warmupNanos, int reps, boolean bf16) {
     return Barrier.mapPartitionsWithoutRetry(parts, it -> {
       long t0 = System.nanoTime();
       Communicator comm = Collective.communicator();
@@ -292,9 +301,14 @@ public final class SparkSyncBenchmark {
       // than the gradient itself, as a training loop would.
       float[] g = new float[n];
       DataBuffer buffer = DataBuffer.of(g);
-      for (int w = 0; w < warmup; w++) {
+      long w0 = System.nanoTime();
+      int[] more = {1};
+      for (int w = 0; w < warmup || more[0] != 0; w++) {
         fill(g, comm.rank());
         comm.allReduce(buffer, ReduceOp.SUM, options);
+        // Every rank must make the same number of calls: go on while any of them has not warmed up long enough.
+        more[0] = System.nanoTime() - w0 < warmupNanos ? 1 : 0;
+        comm.allReduce(more, ReduceOp.MAX);
       }
       s.check = check(g, tasks, bf16);
       s.nanos = new long[reps];
@@ -315,11 +329,15 @@ public final class SparkSyncBenchmark {
   }
 
   private static Result[] treeAggregate(JavaSparkContext sc, JavaRDD<Integer> parts, int n, int tasks, int warmup,
-      int reps) {
+      long warmupNanos, int reps) {
     double[] agg = new double[reps];
     double[] withBroadcast = new double[reps];
+    long w0 = System.nanoTime();
     try {
       for (int r = -warmup; r < reps; r++) {
+        if (r == -1 && System.nanoTime() - w0 < warmupNanos) {
+          r--; // warm up for at least warmupNanos (the loop's r++ brings it back to -1)
+        }
         long t0 = System.nanoTime();
         Sum sum = parts.treeAggregate(new Sum(), (acc, p) -> acc.add(GradientCache.get(p, n)), Sum::merge, 2);
         long t1 = System.nanoTime();
