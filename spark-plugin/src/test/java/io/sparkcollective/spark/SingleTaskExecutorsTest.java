@@ -79,13 +79,16 @@ class SingleTaskExecutorsTest {
       float[] g = gradient(comm.rank(), length);
       comm.allReduce(g, ReduceOp.SUM);
       int connections = CollectiveExecutorPlugin.instance().endpoint().openConnections();
-      return java.util.Arrays.asList(g, new float[] {connections}).iterator();
+      long shared = CollectiveExecutorPlugin.instance().endpoint().sharedMemoryPayloads();
+      return java.util.Arrays.asList(g, new float[] {connections, shared}).iterator();
     }).collect();
     float[] tree = SparkTests.treeAggregateSum(partitions(), SingleTaskExecutorsTest::gradient, length);
     assertEquals(2 * TASKS, reduced.size());
     for (int r = 0; r < TASKS; r++) {
       assertArrayEquals(tree, reduced.get(2 * r), "rank " + r + " vs treeAggregate");
       assertTrue(reduced.get(2 * r + 1)[0] >= 1, "rank " + r + "'s executor connected to its peers");
+      // The executors share this host: payloads between them go through shared memory, not the socket.
+      assertTrue(reduced.get(2 * r + 1)[1] >= 1, "rank " + r + "'s executor received payloads in shared memory");
     }
   }
 }

@@ -256,6 +256,11 @@ public final class NettyEndpoint implements AutoCloseable {
     return rejectedFrames.get();
   }
 
+  /** Payloads received through the shared-memory rings of same-host connections. */
+  public long sharedMemoryPayloads() {
+    return io == null ? 0 : io.sharedPayloads();
+  }
+
   /** Connections refused during the handshake (wrong secret or version). */
   public long refusedConnections() {
     return refusals.get();

@@ -67,8 +67,7 @@ class TcpTransportTest {
   static long sharedPayloads(TcpCluster cluster, int endpoints) {
     long sum = 0;
     for (int i = 0; i < endpoints; i++) {
-      CallerDrivenIo io = cluster.endpoint(i).callerIo();
-      sum += io == null ? 0 : io.sharedPayloads();
+      sum += cluster.endpoint(i).sharedMemoryPayloads();
     }
     return sum;
   }
