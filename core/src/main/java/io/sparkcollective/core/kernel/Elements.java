@@ -264,11 +264,12 @@ public abstract class Elements {
     return view.slice().order(order);
   }
 
-  // Relative bulk transfers from position 0 of the wire buffer's cached views: on JDK 17 these take the
-  // memory-copy path for direct native-order buffers, where the absolute-index forms copy element by element.
+  // Relative bulk transfers from the payload's start in the wire buffer's cached views: on JDK 17 these take
+  // the memory-copy path for direct native-order buffers, where the absolute-index forms copy element by
+  // element.
 
-  private static void get(FloatBuffer v, float[] dst, int off, int n) {
-    v.clear();
+  private static void get(WireBuffer w, FloatBuffer v, float[] dst, int off, int n) {
+    v.clear().position(w.start() / 4);
     v.get(dst, off, n);
   }
 
@@ -277,8 +278,8 @@ public abstract class Elements {
     v.put(src, off, n);
   }
 
-  private static void get(DoubleBuffer v, double[] dst, int off, int n) {
-    v.clear();
+  private static void get(WireBuffer w, DoubleBuffer v, double[] dst, int off, int n) {
+    v.clear().position(w.start() / 8);
     v.get(dst, off, n);
   }
 
@@ -287,8 +288,8 @@ public abstract class Elements {
     v.put(src, off, n);
   }
 
-  private static void get(IntBuffer v, int[] dst, int off, int n) {
-    v.clear();
+  private static void get(WireBuffer w, IntBuffer v, int[] dst, int off, int n) {
+    v.clear().position(w.start() / 4);
     v.get(dst, off, n);
   }
 
@@ -297,8 +298,8 @@ public abstract class Elements {
     v.put(src, off, n);
   }
 
-  private static void get(LongBuffer v, long[] dst, int off, int n) {
-    v.clear();
+  private static void get(WireBuffer w, LongBuffer v, long[] dst, int off, int n) {
+    v.clear().position(w.start() / 8);
     v.get(dst, off, n);
   }
 
@@ -337,7 +338,7 @@ public abstract class Elements {
 
     @Override
     void getWire(WireBuffer w, Object dst, int off, int n) {
-      get(w.floats(), (float[]) dst, off, n);
+      get(w, w.floats(), (float[]) dst, off, n);
     }
 
     FloatElements(float[] array, int base, int length, int wireCode, DataBuffer staged) {
@@ -358,7 +359,7 @@ public abstract class Elements {
 
     @Override
     public void read(int off, int n, WireBuffer w) {
-      get(w.floats(), array, base + off, n);
+      get(w, w.floats(), array, base + off, n);
     }
 
 
@@ -381,7 +382,7 @@ public abstract class Elements {
     private short[] wireValues(WireBuffer w, int n) {
       short[] t = scratch.segmentShorts(n);
       java.nio.ShortBuffer in = w.shorts();
-      in.clear();
+      in.clear().position(w.start() / Short.BYTES);
       in.get(t, 0, n);
       return t;
     }
@@ -462,7 +463,7 @@ public abstract class Elements {
 
     @Override
     void getWire(WireBuffer w, Object dst, int off, int n) {
-      get(w.doubles(), (double[]) dst, off, n);
+      get(w, w.doubles(), (double[]) dst, off, n);
     }
 
     DoubleElements(double[] array, int base, int length, int wireCode, DataBuffer staged) {
@@ -483,7 +484,7 @@ public abstract class Elements {
 
     @Override
     public void read(int off, int n, WireBuffer w) {
-      get(w.doubles(), array, base + off, n);
+      get(w, w.doubles(), array, base + off, n);
     }
 
 
@@ -523,7 +524,7 @@ public abstract class Elements {
 
     @Override
     void getWire(WireBuffer w, Object dst, int off, int n) {
-      get(w.ints(), (int[]) dst, off, n);
+      get(w, w.ints(), (int[]) dst, off, n);
     }
 
     IntElements(int[] array, int base, int length, int wireCode, DataBuffer staged) {
@@ -544,7 +545,7 @@ public abstract class Elements {
 
     @Override
     public void read(int off, int n, WireBuffer w) {
-      get(w.ints(), array, base + off, n);
+      get(w, w.ints(), array, base + off, n);
     }
 
 
@@ -584,7 +585,7 @@ public abstract class Elements {
 
     @Override
     void getWire(WireBuffer w, Object dst, int off, int n) {
-      get(w.longs(), (long[]) dst, off, n);
+      get(w, w.longs(), (long[]) dst, off, n);
     }
 
     LongElements(long[] array, int base, int length, int wireCode, DataBuffer staged) {
@@ -605,7 +606,7 @@ public abstract class Elements {
 
     @Override
     public void read(int off, int n, WireBuffer w) {
-      get(w.longs(), array, base + off, n);
+      get(w, w.longs(), array, base + off, n);
     }
 
 
@@ -639,7 +640,7 @@ public abstract class Elements {
     @Override
     public void read(int off, int n, WireBuffer w) {
       ByteBuffer b = w.bytes();
-      b.clear();
+      b.clear().position(w.start());
       b.get(array, base + off, n);
     }
 

@@ -24,9 +24,21 @@ public final class WireBuffer {
   private IntBuffer ints;
   private LongBuffer longs;
   private int size;
+  /** Where the payload starts in {@link #bytes()} (a multiple of 8; 0 except for a window on lent memory). */
+  private int start;
 
   public WireBuffer(int capacity, boolean direct) {
     this(capacity, direct, 0);
+  }
+
+  /**
+   * A window on existing little-endian memory (a shared-memory ring): the payload is {@code [start(),
+   * start() + size())} of {@code memory}; only read from.
+   */
+  public WireBuffer(ByteBuffer memory) {
+    this.whole = memory.duplicate().clear().order(ByteOrder.LITTLE_ENDIAN);
+    this.headroom = 0;
+    this.bytes = whole.slice().order(ByteOrder.LITTLE_ENDIAN);
   }
 
   /**
@@ -50,15 +62,28 @@ public final class WireBuffer {
   }
 
   /**
-   * {@link #bytes()} with position 0 and limit {@code n}: one view kept for the owner's relative transfers, so
+   * {@link #bytes()} from {@link #start()} to {@code start() + n}: one view kept for the owner's relative transfers, so
    * filling the buffer allocates nothing.
    */
   public ByteBuffer view(int n) {
     if (view == null) {
       view = bytes.duplicate().order(ByteOrder.LITTLE_ENDIAN);
     }
-    view.clear().limit(n);
+    view.clear().limit(start + n).position(start);
     return view;
+  }
+
+  /** Byte offset of the payload in {@link #bytes()}: 0 for a frame's own memory. */
+  public int start() {
+    return start;
+  }
+
+  /** Moves the window to {@code start} (a multiple of 8). */
+  public void start(int start) {
+    if ((start & 7) != 0 || start < 0 || start > bytes.capacity()) {
+      throw new IllegalArgumentException("window start " + start);
+    }
+    this.start = start;
   }
 
   /** The whole buffer; payload is {@code [0, size())}. Callers must not change its order. */
@@ -76,7 +101,7 @@ public final class WireBuffer {
   }
 
   public void size(int size) {
-    if (size < 0 || size > bytes.capacity()) {
+    if (size < 0 || start + size > bytes.capacity()) {
       throw new IllegalArgumentException("size " + size + " outside [0, " + bytes.capacity() + "]");
     }
     this.size = size;

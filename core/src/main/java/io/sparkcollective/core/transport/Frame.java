@@ -33,10 +33,41 @@ public final class Frame {
   private Object attachment;
   /** A range of the sender's memory this frame stands for (same-process hand-over), else null. */
   private Object shared;
+  /** Payload held in memory the transport lends (see {@link #lend}), else null. */
+  private WireBuffer lent;
+  private Lender lender;
+  private long loan;
+
+  /** Memory a transport lends a received frame its payload in, returned when the frame is released. */
+  public interface Lender {
+    /** The frame holding {@code buffer} (loan number {@code loan}) was released. */
+    void giveBack(long loan, WireBuffer buffer);
+  }
 
   Frame(int capacity, int sizeClass, int headroom) {
     this.payload = new WireBuffer(capacity, true, headroom);
     this.sizeClass = sizeClass;
+  }
+
+  /**
+   * Makes {@code buffer} (memory of {@code lender}, e.g. a shared-memory ring) this frame's payload until the
+   * frame is released, so a received payload is read where it arrived instead of being copied in first.
+   */
+  public void lend(WireBuffer buffer, Lender lender, long loan) {
+    this.lent = buffer;
+    this.lender = lender;
+    this.loan = loan;
+  }
+
+  /** Returns lent memory to its lender (on release). */
+  void giveBack() {
+    if (lender != null) {
+      Lender l = lender;
+      WireBuffer b = lent;
+      lender = null;
+      lent = null;
+      l.giveBack(loan, b);
+    }
   }
 
   /**
@@ -78,6 +109,9 @@ public final class Frame {
   }
 
   public WireBuffer payload() {
+    if (lent != null) {
+      return lent;
+    }
     return payload;
   }
 

@@ -66,6 +66,7 @@ public final class FramePool {
   /** Returns a frame; it must not be used afterwards. */
   public void release(Frame f) {
     f.share(null); // a pooled frame must not keep another rank's vector alive
+    f.giveBack();
     ArrayDeque<Frame> q = free[f.sizeClass()];
     synchronized (q) {
       q.addFirst(f);

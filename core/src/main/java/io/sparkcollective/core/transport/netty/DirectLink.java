@@ -382,7 +382,7 @@ final class DirectLink implements Link {
 
   /** A DATA message starts at {@code start}; its header is in the staging buffer, its payload has {@code n} bytes. */
   private void startData(ByteBuffer in, int start, int n) {
-    beginBody(in, start, n);
+    beginBody(in, start, n, false);
     in.position(start + WireFormat.DATA_HEADER_BYTES);
     int here = Math.min(n, in.remaining());
     if (body != null) {
@@ -396,7 +396,10 @@ final class DirectLink implements Link {
     }
   }
 
-  /** A DATA message whose payload is in the shared-memory ring: copies it out and frees its space there. */
+  /**
+   * A DATA message whose payload is in the shared-memory ring: the frame gets the payload where it lies (the
+   * ring frees its space when the frame is released).
+   */
   private String sharedData(ByteBuffer in, int start) {
     if (recvRing == null) {
       return "it sent a shared-memory frame without a ring";
@@ -407,16 +410,19 @@ final class DirectLink implements Link {
     if (bad != null) {
       return bad;
     }
-    beginBody(in, start, n);
-    recvRing.take(pos, n, bodyView);
+    beginBody(in, start, n, true);
+    recvRing.take(pos, n, body);
     in.position(start + WireFormat.DATA_HEADER_BYTES + WireFormat.SHARED_DESCRIPTOR_BYTES);
     io.countShared();
     finishBody();
     return null;
   }
 
-  /** Finds the frame the payload of the DATA message at {@code start} goes into (none: it is skipped). */
-  private void beginBody(ByteBuffer in, int start, int n) {
+  /**
+   * Finds the frame the payload of the DATA message at {@code start} goes into (none: it is skipped); with
+   * {@code lent} a frame without payload memory of its own.
+   */
+  private void beginBody(ByteBuffer in, int start, int n, boolean lent) {
     long group = in.getLong(start + WireFormat.GROUP_OFFSET);
     int dest = in.getInt(start + WireFormat.DEST_OFFSET);
     TcpTransport t = endpoint.rankFor(remoteKey, group, dest);
@@ -427,14 +433,14 @@ final class DirectLink implements Link {
           in.getShort(start + WireFormat.STREAM_OFFSET) & 0xFFFF, in.getInt(start + WireFormat.SOURCE_OFFSET),
           in.getInt(start + WireFormat.STEP_OFFSET), in.getLong(start + WireFormat.SEQ_OFFSET),
           in.getLong(start + WireFormat.COUNT_OFFSET), in.getLong(start + WireFormat.ELEMENT_OFFSET_OFFSET),
-          in.getInt(start + WireFormat.ROOT_OFFSET), n);
+          in.getInt(start + WireFormat.ROOT_OFFSET), n, lent);
     }
     bodyFor = f != null ? t : null;
     body = f;
     bodyBytes = n;
     bodyFlags = in.get(start + WireFormat.FLAGS_OFFSET);
     bodyCrc = in.getInt(start + WireFormat.CRC_OFFSET);
-    bodyView = f != null ? f.payload().view(n) : null;
+    bodyView = f != null && !lent ? f.payload().view(n) : null;
   }
 
   /** The peer's SHM_OFFER: maps its ring if this endpoint takes payloads that way (else they keep coming inline). */

@@ -14,6 +14,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
+import java.util.ArrayDeque;
+import io.sparkcollective.core.kernel.WireBuffer;
+import io.sparkcollective.core.transport.Frame;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,8 +30,10 @@ import org.slf4j.LoggerFactory;
  *
  *   head (sender only)      bytes ever reserved, a payload never wraps: one that would is placed at the next
  *                           multiple of capacity and the skipped tail counts as used
- *   consumed (receiver)     end of the last payload copied out; payloads are consumed in the order their
- *                           headers arrive, which is the order they were reserved in
+ *   consumed (receiver)     end of the oldest payload still held: the receiver lends each payload to the
+ *                           frame it is delivered in (read where it lies, no copy) and frees its space when
+ *                           that frame is released; frames of one connection go to several ranks and are
+ *                           released out of order, so consumed moves over the freed prefix only
  *   free space              capacity - (head - consumed)
  *
  * The socket orders everything else: a payload is written before its header is sent, and the receiver reads
@@ -37,7 +42,7 @@ import org.slf4j.LoggerFactory;
  */
 
 /** A shared-memory ring carrying one connection's DATA payloads between two processes of one host. */
-final class SharedMemoryRing {
+final class SharedMemoryRing implements Frame.Lender {
   private static final Logger LOG = LoggerFactory.getLogger(SharedMemoryRing.class);
   private static final long MAGIC = 0x7363_7368_6d72_6e67L;
   private static final int TOKEN_AT = 8;
@@ -59,8 +64,15 @@ final class SharedMemoryRing {
   private long head;
   private boolean attached;
   private boolean deleted;
-  // Receiver side.
+  // Receiver side (under this object's lock): payloads received and not yet freed, in arrival order.
   private long expected;
+  private long[] heldStart = new long[64];
+  private long[] heldEnd = new long[64];
+  private boolean[] freed = new boolean[64];
+  private int heldFirst;
+  private int heldCount;
+  /** Windows on the ring's memory to lend frames (each with its own buffer views, so readers never share one). */
+  private final ArrayDeque<WireBuffer> windows = new ArrayDeque<>();
 
   private SharedMemoryRing(Path path, MappedByteBuffer map, long token, int capacity) {
     this.path = path;
@@ -182,7 +194,7 @@ final class SharedMemoryRing {
     if (n > capacity || !attached()) {
       return -1;
     }
-    long pos = head;
+    long pos = align(head);
     if (pos % capacity + n > capacity) {
       pos += capacity - pos % capacity;
     }
@@ -208,25 +220,93 @@ final class SharedMemoryRing {
 
   // ----------------------------------------------------------------------------------------- receiver
 
+  /** Payloads start at multiples of 8, so every element type can be read in place. */
+  private static long align(long pos) {
+    return (pos + 7) & ~7L;
+  }
+
   /**
    * Why a payload of {@code n} bytes at {@code pos} cannot be the next one (it must start where the previous
-   * one ended, or at the next wrap), or null if it can.
+   * one ended, aligned, or at the next wrap), or null if it can.
    */
-  String check(long pos, int n) {
-    long wrapped = expected + (expected % capacity == 0 ? 0 : capacity - expected % capacity);
-    if (n < 0 || n > capacity || (pos != expected && pos != wrapped) || pos % capacity + n > capacity) {
-      return "its shared-memory payload of " + n + " bytes at " + pos + " is out of sequence (next at " + expected
+  synchronized String check(long pos, int n) {
+    long next = align(expected);
+    long wrapped = next + (next % capacity == 0 ? 0 : capacity - next % capacity);
+    if (n < 0 || n > capacity || (pos != next && pos != wrapped) || pos % capacity + n > capacity) {
+      return "its shared-memory payload of " + n + " bytes at " + pos + " is out of sequence (next at " + next
           + ", ring of " + capacity + " bytes)";
     }
     return null;
   }
 
-  /** Copies the payload at {@code pos} (checked by {@link #check}) into {@code dst} and frees its space. */
-  void take(long pos, int n, ByteBuffer dst) {
-    if (dst != null) {
-      dst.put(dst.position(), data, (int) (pos % capacity), n);
+  /**
+   * Takes the payload at {@code pos} (checked by {@link #check}): lends it to {@code frame}, which frees its
+   * space when released, or frees it at once if there is no frame (a payload no rank here takes).
+   */
+  void take(long pos, int n, Frame frame) {
+    WireBuffer window;
+    synchronized (this) {
+      expected = pos + n;
+      if (heldCount == heldStart.length) {
+        grow();
+      }
+      int i = (heldFirst + heldCount++) % heldStart.length;
+      heldStart[i] = pos;
+      heldEnd[i] = pos + n;
+      freed[i] = false;
+      if (frame == null) {
+        giveBack(pos, null);
+        return;
+      }
+      window = windows.pollFirst();
     }
-    expected = pos + n;
-    LONGS.setRelease(map, CONSUMED_AT, expected);
+    if (window == null) {
+      window = new WireBuffer(data);
+    }
+    window.start((int) (pos % capacity));
+    window.size(n);
+    frame.lend(window, this, pos);
+  }
+
+  private void grow() {
+    int m = heldStart.length;
+    long[] s = new long[2 * m];
+    long[] e = new long[2 * m];
+    boolean[] f = new boolean[2 * m];
+    for (int k = 0; k < heldCount; k++) {
+      int i = (heldFirst + k) % m;
+      s[k] = heldStart[i];
+      e[k] = heldEnd[i];
+      f[k] = freed[i];
+    }
+    heldStart = s;
+    heldEnd = e;
+    freed = f;
+    heldFirst = 0;
+  }
+
+  /** The frame the payload at {@code pos} was lent to is released: its space (and what precedes it) is free. */
+  @Override
+  public synchronized void giveBack(long pos, WireBuffer window) {
+    if (window != null) {
+      windows.addFirst(window);
+    }
+    int m = heldStart.length;
+    for (int k = 0; k < heldCount; k++) {
+      int i = (heldFirst + k) % m;
+      if (heldStart[i] == pos) {
+        freed[i] = true;
+        break;
+      }
+    }
+    long consumed = -1;
+    while (heldCount > 0 && freed[heldFirst]) {
+      consumed = heldEnd[heldFirst];
+      heldFirst = (heldFirst + 1) % m;
+      heldCount--;
+    }
+    if (consumed >= 0) {
+      LONGS.setRelease(map, CONSUMED_AT, consumed);
+    }
   }
 }

@@ -296,7 +296,7 @@ public final class TcpTransport implements Transport {
     int root = in.readIntLE();
     int crc = in.readIntLE();
     int n = in.readableBytes();
-    Frame f = acceptData(kind, dtype, op, algorithm, stream, source, step, seq, count, offset, root, n);
+    Frame f = acceptData(kind, dtype, op, algorithm, stream, source, step, seq, count, offset, root, n, false);
     if (f != null) {
       in.readBytes(f.payload().view(n));
       completeData(f, n, flags, crc);
@@ -306,9 +306,10 @@ public final class TcpTransport implements Transport {
   /**
    * The frame to receive the {@code n} payload bytes of a DATA message into, with the message's header set;
    * null if the message cannot be for this rank (the rank is failed then, and the payload is to be skipped).
+   * With {@code lent} the frame has no payload memory of its own (the transport lends it the payload).
    */
   Frame acceptData(int kind, int dtype, int op, int algorithm, int stream, int source, int step, long seq,
-      long count, long offset, int root, int n) {
+      long count, long offset, int root, int n, boolean lent) {
     if (source < 0 || source >= size || source == rank) {
       abort(new CollectiveException("rank " + rank + " of group " + groupName + " received a frame claiming to be from "
           + "rank " + source + ", which is not a peer"));
@@ -320,7 +321,7 @@ public final class TcpTransport implements Transport {
           + " (are segmentBytes settings the same on all ranks?)"));
       return null;
     }
-    Frame f = endpoint.pool().acquire(n);
+    Frame f = endpoint.pool().acquire(lent ? 0 : n);
     f.header(kind, stream, seq, step, source, dtype, op, root, algorithm, count, offset);
     return f;
   }

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sparkcollective.core.transport.Frame;
+import io.sparkcollective.core.transport.FramePool;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -26,6 +28,8 @@ class SharedMemoryRingTest {
 
   @TempDir
   Path dir;
+
+  private final FramePool pool = new FramePool(1 << 16);
 
   @Test
   void shouldCarryPayloadsInOrderThroughWrapsAndRefuseWhenFull() throws IOException {
@@ -52,23 +56,26 @@ class SharedMemoryRingTest {
         if (pos < 0) {
           refused++;
           // Refused only when it really does not fit behind what is in flight.
-          long start = usedUpTo % CAPACITY + n > CAPACITY ? usedUpTo + CAPACITY - usedUpTo % CAPACITY : usedUpTo;
+          long aligned = (usedUpTo + 7) & ~7L;
+          long start = aligned % CAPACITY + n > CAPACITY ? aligned + CAPACITY - aligned % CAPACITY : aligned;
           assertTrue(start + n - consumed > CAPACITY, "refused " + n + " bytes with room for them");
           continue;
         }
         assertTrue(pos % CAPACITY + n <= CAPACITY, "a payload never wraps");
+        assertEquals(0, pos % 8, "payloads start at multiples of 8");
         usedUpTo = pos + n;
         inFlight.addLast(new long[] {pos, n, seed});
         sent++;
       } else if (!inFlight.isEmpty()) {
         long[] next = inFlight.pollFirst();
         assertNull(receiver.check(next[0], (int) next[1]));
-        ByteBuffer out = ByteBuffer.allocateDirect((int) next[1]);
-        receiver.take(next[0], (int) next[1], out);
-        consumed = next[0] + next[1];
+        Frame f = pool.acquire(0);
+        receiver.take(next[0], (int) next[1], f);
         ByteBuffer expected = ByteBuffer.allocateDirect((int) next[1]);
         fill(expected, (int) next[1], next[2]);
-        assertEquals(expected.clear(), out.clear(), "payload at " + next[0]);
+        assertEquals(expected.clear(), f.payload().view((int) next[1]), "payload at " + next[0]);
+        pool.release(f);
+        consumed = next[0] + next[1];
       }
     }
     assertTrue(sent > 500 && refused > 10, sent + " sent, " + refused + " refused");
@@ -86,9 +93,34 @@ class SharedMemoryRingTest {
     assertNotNull(receiver.check(0, -1));
     assertNull(receiver.check(0, 1000));
     receiver.take(0, 1000, null);
-    assertNotNull(receiver.check(CAPACITY - 10, 20), "across the end");
+    assertNotNull(receiver.check(CAPACITY - 8, 20), "across the end");
     assertNull(receiver.check(CAPACITY, 20), "at the next wrap");
     assertNull(receiver.check(1000, 20));
+    receiver.take(1000, 20, null);
+    assertNotNull(receiver.check(1020, 8), "payloads start at multiples of 8");
+    assertNull(receiver.check(1024, 8));
+  }
+
+  /** Frames of one connection go to different ranks and come back in any order; space frees in order. */
+  @Test
+  void shouldFreeSpaceOnlyUpToTheOldestPayloadStillHeld() throws IOException {
+    SharedMemoryRing sender = SharedMemoryRing.create(dir, CAPACITY);
+    SharedMemoryRing receiver = SharedMemoryRing.attach(dir, sender.path().getFileName().toString(),
+        sender.token(), CAPACITY);
+    ByteBuffer b = ByteBuffer.allocateDirect(CAPACITY);
+    int half = CAPACITY / 2;
+    long a = sender.put(b, 0, half);
+    long c = sender.put(b, 0, half);
+    assertEquals(-1, sender.put(b, 0, 8), "full");
+    Frame fa = pool.acquire(0);
+    Frame fc = pool.acquire(0);
+    receiver.take(a, half, fa);
+    receiver.take(c, half, fc);
+    pool.release(fc);
+    assertEquals(-1, sender.put(b, 0, 8), "the older payload is still held, so nothing is free");
+    pool.release(fa);
+    assertEquals(2L * half, sender.put(b, 0, half), "both freed");
+    assertEquals(0, pool.outstanding());
   }
 
   @Test
