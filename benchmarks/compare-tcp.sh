@@ -20,11 +20,11 @@ mkdir -p "$out"
 [ -f "$jar" ] || (cd "$root" && mvn -B -q -DskipTests package)
 sizes=${SIZES:-4,65536,1048576,16777216,67108864}
 for n in ${@:-2 4}; do
-  echo "== N=$n: iperf3 with $n streams"
+  echo "== N=$n: iperf3 with $n streams, 1 MiB writes"
   iperf3 -s -B 127.0.0.1 -p 5299 -1 > /dev/null 2>&1 &
   server=$!
   sleep 0.5
-  iperf3 -c 127.0.0.1 -p 5299 -t 5 -P "$n" -J > "$out/iperf-$n.json"
+  iperf3 -c 127.0.0.1 -p 5299 -t 5 -P "$n" -l 1M -J > "$out/iperf-$n.json"  # 1 MiB writes: a higher ceiling than the 128 KiB default
   wait "$server" 2>/dev/null || true
   echo "== N=$n: Open MPI MPI_Allreduce ($transport)"
   MPI_TRANSPORT=$transport bash "$peers/run-mpi.sh" "$n" 7 0.25 ${sizes//,/ } | tee "$out/mpi-$n.txt"

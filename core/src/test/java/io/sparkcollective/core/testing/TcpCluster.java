@@ -15,12 +15,17 @@ import java.util.concurrent.Future;
 public final class TcpCluster implements AutoCloseable {
   public static final String SECRET = "test-secret";
   private final List<NettyEndpoint> endpoints = new ArrayList<>();
-  private final CollectiveConfig config;
+  private final List<CollectiveConfig> configs = new ArrayList<>();
 
   public TcpCluster(int endpoints, CollectiveConfig config) {
-    this.config = config;
-    for (int i = 0; i < endpoints; i++) {
-      this.endpoints.add(NettyEndpoint.start("127.0.0.1", 0, SECRET, config));
+    this(java.util.Collections.nCopies(endpoints, config));
+  }
+
+  /** One endpoint per entry of {@code configs}, each with its own settings. */
+  public TcpCluster(List<CollectiveConfig> configs) {
+    for (CollectiveConfig c : configs) {
+      this.configs.add(c);
+      this.endpoints.add(NettyEndpoint.start("127.0.0.1", 0, SECRET, c));
     }
   }
 
@@ -61,7 +66,8 @@ public final class TcpCluster implements AutoCloseable {
       List<Future<Communicator>> joins = new ArrayList<>();
       for (int r = 0; r < n; r++) {
         int rank = r;
-        joins.add(pool.submit(() -> TcpGroup.join(endpoints.get(endpointOf[rank]), name, rank, peers, config)));
+        joins.add(pool.submit(() -> TcpGroup.join(endpoints.get(endpointOf[rank]), name, rank, peers,
+            configs.get(endpointOf[rank]))));
       }
       List<Communicator> comms = new ArrayList<>();
       for (Future<Communicator> f : joins) {

@@ -87,6 +87,10 @@ final class MessageHandler extends ChannelInboundHandlerAdapter {
         }
         case WireFormat.HEARTBEAT:
           return null;
+        case WireFormat.SHM_OFFER:
+          // A connection Netty's threads read takes its payloads over the socket: not mapping the ring
+          // leaves the sender sending them there.
+          return null;
         default:
           LOG.warn("{}: unknown message type {} from {}; closing the connection", endpoint.addressKey(), type,
               remoteKey);

@@ -125,6 +125,31 @@ class TcpTransportTest {
   }
 
   /**
+   * Endpoints that do not take payloads through shared memory (one with it turned off, one whose connections
+   * Netty's threads read) ignore the offer of a ring; payloads keep coming over the socket.
+   */
+  @Test
+  void shouldKeepPayloadsOnTheSocketWhenThePeerDoesNotMapTheRing() throws Exception {
+    List<CollectiveConfig> configs = List.of(checked("caller"), checked("caller-socket"), checked("eventLoop"));
+    try (TcpCluster cluster = new TcpCluster(configs)) {
+      List<Communicator> group = cluster.group("mixed");
+      try {
+        GroupHarness.run(group, LIMIT, comm -> {
+          float[] v = new float[500_003];
+          Arrays.fill(v, comm.rank() + 1);
+          comm.allReduce(v, ReduceOp.SUM);
+          assertEquals(6f, v[0]);
+          assertEquals(6f, v[v.length - 1]);
+          return null;
+        });
+      } finally {
+        GroupHarness.closeAll(group);
+      }
+      assertEquals(0, sharedPayloads(cluster, 3));
+    }
+  }
+
+  /**
    * A ring far smaller than what is in flight: payloads that do not fit go over the socket between ones that
    * do, segments of odd sizes wrap around the ring's end, and every result still equals the sum.
    */
