@@ -107,6 +107,7 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
           + "driver plugin: " + ex, ex);
     }
     endpoint = e;
+    metrics.watch(e);
   }
 
   @Override

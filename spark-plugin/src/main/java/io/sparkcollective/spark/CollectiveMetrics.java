@@ -11,19 +11,29 @@ import java.util.concurrent.TimeUnit;
 /**
  * The executor's collective metrics, in the plugin's metric registry so they reach Spark's metrics sinks:
  * operations and their latency ({@code operations}, a timer), user bytes moved ({@code bytes}), failed
- * operations ({@code failures}) and group set-up time ({@code groupSetup}, a timer).
+ * operations ({@code failures}) and group set-up time ({@code groupSetup}, a timer); once the endpoint runs,
+ * its open connections ({@code openConnections}) and the payloads it received through shared memory from
+ * executors of the same host ({@code sharedMemoryPayloads}), both gauges.
  */
 final class CollectiveMetrics implements OperationObserver {
   private final Timer operations;
   private final Counter bytes;
   private final Counter failures;
   private final Timer groupSetup;
+  private final MetricRegistry registry;
 
   CollectiveMetrics(MetricRegistry registry) {
     this.operations = registry.timer("operations");
     this.bytes = registry.counter("bytes");
     this.failures = registry.counter("failures");
     this.groupSetup = registry.timer("groupSetup");
+    this.registry = registry;
+  }
+
+  /** Adds the gauges of the executor's endpoint (once it has started). */
+  void watch(io.sparkcollective.core.transport.netty.NettyEndpoint endpoint) {
+    registry.gauge("openConnections", () -> endpoint::openConnections);
+    registry.gauge("sharedMemoryPayloads", () -> endpoint::sharedMemoryPayloads);
   }
 
   @Override

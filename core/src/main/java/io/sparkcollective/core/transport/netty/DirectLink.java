@@ -461,7 +461,7 @@ final class DirectLink implements Link {
     try {
       recvRing = SharedMemoryRing.attach(endpoint.config().sharedMemoryDir(), new String(name,
           StandardCharsets.UTF_8), token, capacity);
-      LOG.debug("{}: payloads from {} come through shared memory ({} bytes)", endpoint.addressKey(), remoteKey,
+      LOG.info("{}: payloads from {} come through shared memory ({} bytes)", endpoint.addressKey(), remoteKey,
           capacity);
     } catch (IOException | RuntimeException e) {
       LOG.info("{}: cannot map the shared-memory ring of {} ({}); its payloads go over the socket",
