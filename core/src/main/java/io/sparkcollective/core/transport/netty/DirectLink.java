@@ -115,7 +115,7 @@ final class DirectLink implements Link {
     WireFormat.finish(out, 0);
     synchronized (writeLock) {
       if (closed) {
-        ring.delete();
+        ring.close();
         out.release();
         return;
       }
@@ -518,7 +518,7 @@ final class DirectLink implements Link {
         m.release();
       }
       if (sendRing != null) {
-        sendRing.delete();
+        sendRing.close();
         sendRing = null;
       }
     }
@@ -532,7 +532,10 @@ final class DirectLink implements Link {
         bodyView = null;
       }
       bodyRemaining = 0;
-      recvRing = null;
+      if (recvRing != null) {
+        recvRing.close();
+        recvRing = null;
+      }
     }
     return true;
   }

@@ -54,6 +54,8 @@ final class SharedMemoryRing implements Frame.Lender {
   private static final String SUFFIX = ".ring";
   private static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
   private static final SecureRandom RANDOM = new SecureRandom();
+  /** sun.misc.Unsafe#invokeCleaner, to unmap a ring at once instead of when the GC finds it; null if absent. */
+  private static final java.lang.invoke.MethodHandle UNMAP = unmapper();
 
   private final Path path;
   private final MappedByteBuffer map;
@@ -64,6 +66,9 @@ final class SharedMemoryRing implements Frame.Lender {
   private long head;
   private boolean attached;
   private boolean deleted;
+  // Both sides (under this object's lock): closed with its connection; unmapped once nothing reads it.
+  private boolean closed;
+  private boolean unmapped;
   // Receiver side (under this object's lock): payloads received and not yet freed, in arrival order.
   private long expected;
   private long[] heldStart = new long[64];
@@ -207,6 +212,43 @@ final class SharedMemoryRing implements Frame.Lender {
     return pos;
   }
 
+  /**
+   * The connection closed: the mapping is released as soon as no frame holds a window on it (at once on the
+   * sending side, which lends none), so the memory of a lost peer's ring does not wait for a GC.
+   */
+  synchronized void close() {
+    closed = true;
+    delete();
+    if (heldCount == 0) {
+      unmap();
+    }
+  }
+
+  private void unmap() {
+    if (unmapped || UNMAP == null) {
+      return;
+    }
+    unmapped = true;
+    try {
+      UNMAP.invokeExact((ByteBuffer) map);
+    } catch (Throwable t) {
+      LOG.debug("cannot unmap {}: {}", path, t.toString());
+    }
+  }
+
+  private static java.lang.invoke.MethodHandle unmapper() {
+    try {
+      Class<?> unsafe = Class.forName("sun.misc.Unsafe");
+      java.lang.reflect.Field f = unsafe.getDeclaredField("theUnsafe");
+      f.setAccessible(true);
+      return MethodHandles.lookup().findVirtual(unsafe, "invokeCleaner",
+          java.lang.invoke.MethodType.methodType(void.class, ByteBuffer.class)).bindTo(f.get(null));
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      LOG.debug("rings are unmapped by the GC: {}", e.toString());
+      return null;
+    }
+  }
+
   void delete() {
     if (!deleted) {
       deleted = true;
@@ -305,7 +347,11 @@ final class SharedMemoryRing implements Frame.Lender {
       heldFirst = (heldFirst + 1) % m;
       heldCount--;
     }
-    if (consumed >= 0) {
+    if (closed) {
+      if (heldCount == 0) {
+        unmap();
+      }
+    } else if (consumed >= 0) {
       LONGS.setRelease(map, CONSUMED_AT, consumed);
     }
   }

@@ -63,6 +63,14 @@ class TcpTransportTest {
         CollectiveConfig.SHARED_MEMORY_BYTES, socketOnly ? "0" : "16777216"));
   }
 
+  /** Ring files of this process mapped now (from /proc/self/maps; deleted files stay listed while mapped). */
+  static long mappedRings() throws java.io.IOException {
+    String mine = "/spark-collective-" + ProcessHandle.current().pid() + "-";
+    try (java.util.stream.Stream<String> lines = java.nio.file.Files.lines(java.nio.file.Path.of("/proc/self/maps"))) {
+      return lines.filter(l -> l.contains(mine)).map(l -> l.substring(l.indexOf('/'))).distinct().count();
+    }
+  }
+
   /** Payloads the endpoints of {@code cluster} received through shared-memory rings. */
   static long sharedPayloads(TcpCluster cluster, int endpoints) {
     long sum = 0;
@@ -159,6 +167,7 @@ class TcpTransportTest {
         CollectiveConfig.SEGMENT_BYTES, "262144", CollectiveConfig.SHARED_MEMORY_BYTES, "1048576",
         CollectiveConfig.JOIN_TIMEOUT_MS, "5000"));
     int n = 3;
+    long mappedBefore = mappedRings();
     try (TcpCluster cluster = new TcpCluster(n, small)) {
       List<Communicator> group = cluster.group("small-ring");
       try {
@@ -183,7 +192,10 @@ class TcpTransportTest {
         GroupHarness.closeAll(group);
       }
       org.junit.jupiter.api.Assertions.assertTrue(sharedPayloads(cluster, n) > 0);
+      org.junit.jupiter.api.Assertions.assertTrue(mappedRings() > mappedBefore, "rings are mapped while in use");
     }
+    // Closed connections unmap their rings at once (a lost peer's ring must not hold memory until a GC).
+    assertEquals(mappedBefore, mappedRings(), "ring mappings left after the endpoints closed");
     try (java.util.stream.Stream<java.nio.file.Path> left = java.nio.file.Files.list(small.sharedMemoryDir())) {
       long mine = left.filter(p -> p.getFileName().toString().startsWith("spark-collective-"
           + ProcessHandle.current().pid() + "-")).count();
