@@ -332,32 +332,15 @@ public final class SparkSyncBenchmark {
       long warmupNanos, int reps) {
     double[] agg = new double[reps];
     double[] withBroadcast = new double[reps];
-    long w0 = System.nanoTime();
     try {
-      for (int r = -warmup; r < reps; r++) {
-        if (r == -1 && System.nanoTime() - w0 < warmupNanos) {
-          r--; // warm up for at least warmupNanos (the loop's r++ brings it back to -1)
-        }
-        long t0 = System.nanoTime();
-        Sum sum = parts.treeAggregate(new Sum(), (acc, p) -> acc.add(GradientCache.get(p, n)), Sum::merge, 2);
-        long t1 = System.nanoTime();
-        // What an MLlib iteration does next: ship the new state to every task.
-        Broadcast<float[]> b = sc.broadcast(sum.values);
-        parts.foreachPartition(it -> {
-          if (b.value().length != n) {
-            throw new IllegalStateException("broadcast of " + b.value().length + " floats");
-          }
-        });
-        b.destroy();
-        long t2 = System.nanoTime();
-        String wrong = check(sum.values, tasks, false);
-        if (wrong != null) {
-          throw new IllegalStateException("wrong treeAggregate result: " + wrong);
-        }
-        if (r >= 0) {
-          agg[r] = (t1 - t0) / 1e6;
-          withBroadcast[r] = (t2 - t0) / 1e6;
-        }
+      long w0 = System.nanoTime();
+      for (int w = 0; w < warmup || System.nanoTime() - w0 < warmupNanos; w++) {
+        treeAggregateOnce(sc, parts, n, tasks);
+      }
+      for (int r = 0; r < reps; r++) {
+        long[] t = treeAggregateOnce(sc, parts, n, tasks);
+        agg[r] = t[0] / 1e6;
+        withBroadcast[r] = t[1] / 1e6;
       }
       return new Result[] {new Result(agg, null), new Result(withBroadcast, null)};
     } catch (Exception e) { // SparkException is checked but thrown undeclared
@@ -370,6 +353,27 @@ public final class SparkSyncBenchmark {
         System.out.println("could not clear the executors' gradient cache: " + firstLine(e));
       }
     }
+  }
+
+  /** One treeAggregate and the broadcast of its result: nanoseconds to the aggregate and to the end. */
+  private static long[] treeAggregateOnce(JavaSparkContext sc, JavaRDD<Integer> parts, int n, int tasks) {
+    long t0 = System.nanoTime();
+    Sum sum = parts.treeAggregate(new Sum(), (acc, p) -> acc.add(GradientCache.get(p, n)), Sum::merge, 2);
+    long t1 = System.nanoTime();
+    // What an MLlib iteration does next: ship the new state to every task.
+    Broadcast<float[]> b = sc.broadcast(sum.values);
+    parts.foreachPartition(it -> {
+      if (b.value().length != n) {
+        throw new IllegalStateException("broadcast of " + b.value().length + " floats");
+      }
+    });
+    b.destroy();
+    long t2 = System.nanoTime();
+    String wrong = check(sum.values, tasks, false);
+    if (wrong != null) {
+      throw new IllegalStateException("wrong treeAggregate result: " + wrong);
+    }
+    return new long[] {t1 - t0, t2 - t0};
   }
 
   static String firstLine(Throwable e) {

@@ -50,8 +50,10 @@ public abstract class Elements {
   /** Copies elements {@code [off, off+n)} into {@code w} and sets its size. */
   public abstract void write(int off, int n, WireBuffer w);
 
-  /** Overwrites elements {@code [off, off+n)} with {@code w}'s payload. */
-  public abstract void read(int off, int n, WireBuffer w);
+  /** Overwrites elements {@code [off, off+n)} with {@code w}'s payload (one bulk copy for plain arrays). */
+  public void read(int off, int n, WireBuffer w) {
+    getWire(w, array(), base + off, n);
+  }
 
   /**
    * {@code this[off+i] = op(this[off+i], w[i])} for i in [0, n); AVG combines as SUM. Both operands are
@@ -358,12 +360,6 @@ public abstract class Elements {
     }
 
     @Override
-    public void read(int off, int n, WireBuffer w) {
-      get(w, w.floats(), array, base + off, n);
-    }
-
-
-    @Override
     public void divide(int off, int n, int divisor) {
       Kernels.divide(array, base + off, n, divisor);
     }
@@ -483,12 +479,6 @@ public abstract class Elements {
     }
 
     @Override
-    public void read(int off, int n, WireBuffer w) {
-      get(w, w.doubles(), array, base + off, n);
-    }
-
-
-    @Override
     public void divide(int off, int n, int divisor) {
       Kernels.divide(array, base + off, n, divisor);
     }
@@ -544,12 +534,6 @@ public abstract class Elements {
     }
 
     @Override
-    public void read(int off, int n, WireBuffer w) {
-      get(w, w.ints(), array, base + off, n);
-    }
-
-
-    @Override
     public void divide(int off, int n, int divisor) {
       Kernels.divide(array, base + off, n, divisor);
     }
@@ -603,12 +587,6 @@ public abstract class Elements {
       put(w.longs(), array, base + off, n);
       w.size(n * Long.BYTES);
     }
-
-    @Override
-    public void read(int off, int n, WireBuffer w) {
-      get(w, w.longs(), array, base + off, n);
-    }
-
 
     @Override
     public void divide(int off, int n, int divisor) {

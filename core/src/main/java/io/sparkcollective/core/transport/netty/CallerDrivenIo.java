@@ -7,10 +7,12 @@ import io.sparkcollective.core.transport.Inbox;
 import java.io.IOException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
+import java.nio.file.Files;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -55,7 +57,7 @@ final class CallerDrivenIo implements AutoCloseable {
   private volatile long callerActiveNanos;
   private volatile boolean progressSelecting;
   private volatile boolean closed;
-  private final java.util.concurrent.atomic.LongAdder sharedPayloads = new java.util.concurrent.atomic.LongAdder();
+  private final LongAdder sharedPayloads = new LongAdder();
 
   CallerDrivenIo(NettyEndpoint endpoint) throws IOException {
     this.endpoint = endpoint;
@@ -69,8 +71,7 @@ final class CallerDrivenIo implements AutoCloseable {
     this.progress = new Thread(this::progressLoop, "collective-io-progress");
     progress.setDaemon(true);
     progress.start();
-    if (endpoint.config().sharedMemoryBytes() > 0 && java.nio.file.Files.isDirectory(endpoint.config()
-        .sharedMemoryDir())) {
+    if (endpoint.config().sharedMemoryBytes() > 0 && Files.isDirectory(endpoint.config().sharedMemoryDir())) {
       SharedMemoryRing.removeStale(endpoint.config().sharedMemoryDir());
     }
   }

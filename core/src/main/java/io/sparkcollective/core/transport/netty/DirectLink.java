@@ -445,7 +445,8 @@ final class DirectLink implements Link {
 
   /** The peer's SHM_OFFER: maps its ring if this endpoint takes payloads that way (else they keep coming inline). */
   private String attachRing(ByteBuffer offer) {
-    if (offer.remaining() < 12 || offer.remaining() > 12 + 255) {
+    int fixed = Long.BYTES + Integer.BYTES; // token, capacity; then the file name (at most 255 bytes)
+    if (offer.remaining() < fixed || offer.remaining() > fixed + 255) {
       return "it sent a malformed ring offer";
     }
     if (recvRing != null) {

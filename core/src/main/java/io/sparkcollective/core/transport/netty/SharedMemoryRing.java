@@ -95,10 +95,6 @@ final class SharedMemoryRing implements Frame.Lender {
     return token;
   }
 
-  int capacity() {
-    return capacity;
-  }
-
   /**
    * Creates a ring of {@code capacity} bytes in {@code dir} for this process to send through. Every page is
    * written once here, so a full file system fails this call instead of a later write into the mapping.
