@@ -12,7 +12,8 @@ import java.util.concurrent.TimeUnit;
  * Multi-process TCP all-reduce sweep on loopback: starts {@code --ranks} JVMs ({@link TcpSweepWorker}),
  * one per rank, and prints rank 0's table. {@code --jvm "<options>"} adds JVM options to every worker (for
  * example a flight recording). Other options are passed to the workers
- * ({@code --sizes b1,b2,.. --reps 7 --target 0.25 --algorithm AUTO --csv path}).
+ * ({@code --sizes b1,b2,.. --reps 7 --target 0.25 --algorithm AUTO --csv path --ranks-per-process 1}; with
+ * {@code --ranks-per-process k} the {@code --ranks} processes run k ranks each).
  *
  * <p>Run: {@code java -cp benchmarks/target/benchmarks.jar io.sparkcollective.benchmarks.TcpSweep --ranks 4}.
  */

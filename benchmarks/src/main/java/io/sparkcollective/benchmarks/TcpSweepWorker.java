@@ -14,11 +14,15 @@ import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Paths;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 /**
  * One rank of the TCP all-reduce sweep (started by {@link TcpSweep}). Measures like the Open MPI peer in
@@ -26,7 +30,8 @@ import java.util.Map;
  * repetition lasts about {@code --target} seconds (decided on rank 0), repetition time = max over ranks of
  * (elapsed / K); prints median/min/max latency, algbw and busbw = algbw x 2(N-1)/N, and checks the sum.
  * Before the sweep, the same procedure runs on 4 B to 1 MiB until {@code --warmup-ops} (50000) all-reduces
- * have warmed the JIT up.
+ * have warmed the JIT up. With {@code --ranks-per-process k} each process runs k ranks on threads that share
+ * its endpoint, as barrier tasks share their executor's (the hierarchical all-reduce).
  */
 public final class TcpSweepWorker {
   static final long[] DEFAULT_SIZES = {4, 64 << 10, 1 << 20, 16 << 20, 64 << 20};
@@ -35,14 +40,15 @@ public final class TcpSweepWorker {
 
   public static void main(String[] argv) throws Exception {
     Args args = new Args(argv);
-    int rank = Integer.parseInt(args.require("rank"));
-    List<InetSocketAddress> peers = PeerList.parse(args.require("peers"));
-    int n = peers.size();
-    int reps = args.getInt("reps", 7);
-    double target = args.getDouble("target", 0.25);
-    long[] sizes = args.getLongs("sizes", DEFAULT_SIZES);
-    int warmupOps = args.getInt("warmup-ops", 50000);
-    Algorithm algorithm = Algorithm.valueOf(args.get("algorithm", "AUTO"));
+    int process = Integer.parseInt(args.require("rank"));
+    List<InetSocketAddress> endpoints = PeerList.parse(args.require("peers"));
+    int perProcess = args.getInt("ranks-per-process", 1);
+    List<InetSocketAddress> peers = new ArrayList<>();
+    for (InetSocketAddress e : endpoints) {
+      for (int t = 0; t < perProcess; t++) {
+        peers.add(e);
+      }
+    }
     Map<String, String> settings = new HashMap<>();
     for (String kv : args.get("conf", "").split(",")) {
       if (!kv.isBlank()) {
@@ -50,15 +56,43 @@ public final class TcpSweepWorker {
       }
     }
     CollectiveConfig config = CollectiveConfig.from(settings);
-    InetSocketAddress me = peers.get(rank);
-    String secret = args.require("secret");
-    try (NettyEndpoint endpoint = NettyEndpoint.start(me.getHostString(), me.getPort(), secret, config);
-        Communicator comm = TcpGroup.join(endpoint, "sweep", rank, peers, config)) {
+    InetSocketAddress me = endpoints.get(process);
+    try (NettyEndpoint endpoint = NettyEndpoint.start(me.getHostString(), me.getPort(), args.require("secret"),
+        config)) {
+      // Ranks of one process share its endpoint (as barrier tasks share their executor's): one thread each.
+      ExecutorService threads = Executors.newFixedThreadPool(perProcess);
+      List<Future<?>> ranks = new ArrayList<>();
+      for (int t = 0; t < perProcess; t++) {
+        int rank = process * perProcess + t;
+        ranks.add(threads.submit(() -> {
+          runRank(args, endpoint, config, rank, peers, perProcess);
+          return null;
+        }));
+      }
+      try {
+        for (Future<?> f : ranks) {
+          f.get();
+        }
+      } finally {
+        threads.shutdownNow();
+      }
+    }
+  }
+
+  private static void runRank(Args args, NettyEndpoint endpoint, CollectiveConfig config, int rank,
+      List<InetSocketAddress> peers, int perProcess) throws IOException {
+    int n = peers.size();
+    int reps = args.getInt("reps", 7);
+    double target = args.getDouble("target", 0.25);
+    long[] sizes = args.getLongs("sizes", DEFAULT_SIZES);
+    int warmupOps = args.getInt("warmup-ops", 50000);
+    Algorithm algorithm = Algorithm.valueOf(args.get("algorithm", "AUTO"));
+    try (Communicator comm = TcpGroup.join(endpoint, "sweep", rank, peers, config)) {
       CollectiveOptions options = CollectiveOptions.DEFAULT.withAlgorithm(algorithm);
       StringBuilder csv = new StringBuilder("n,algorithm,bytes,k,median_us,min_us,max_us,algbw_gbs,busbw_gbs,check\n");
       if (rank == 0) {
-        System.out.printf(Locale.ROOT, "# spark-collective TCP all-reduce float32 sum, N=%d, reps=%d, "
-            + "target_rep_s=%.2f, algorithm=%s%n", n, reps, target, algorithm);
+        System.out.printf(Locale.ROOT, "# spark-collective TCP all-reduce float32 sum, N=%d (%d per process), reps=%d, "
+            + "target_rep_s=%.2f, algorithm=%s%n", n, perProcess, reps, target, algorithm);
         System.out.printf(Locale.ROOT, "%-10s %6s %12s %12s %12s %10s %10s %s%n", "bytes", "K", "median_us", "min_us",
             "max_us", "algbw_GB/s", "busbw_GB/s", "check");
       }
