@@ -17,12 +17,43 @@ import static io.sparkcollective.core.algorithm.Partition.mod;
  * element is computed on exactly one rank and then copied, so all ranks end bitwise identical.
  */
 
-/** Bandwidth-optimal ring: 2(N-1) steps, each rank sends and receives 2(N-1)/N of the vector. */
+/**
+ * Bandwidth-optimal ring: 2(N-1) steps, each rank sends and receives 2(N-1)/N of the vector (in passes over
+ * pieces of the vector when it is long, see {@link #CHUNK_SEGMENTS}).
+ */
 public final class RingAllReduce implements AllReduceAlgorithm {
   public static final RingAllReduce INSTANCE = new RingAllReduce();
 
+  /**
+   * Most segments of one rank's chunk in one pass. A rank sends its first chunk at once and forwards the
+   * chunk it finishes while its neighbour is still reducing, so about two chunks per rank are in flight on each
+   * link; longer vectors therefore run as several passes over consecutive pieces of n chunks of this size,
+   * which keeps that within a few MiB (what a shared-memory ring holds; pooled frames otherwise) instead of
+   * growing with the vector.
+   */
+  static final int CHUNK_SEGMENTS = 8;
+
   @Override
   public void allReduce(Links links) {
+    int n = links.size();
+    int len = links.length();
+    long piece = (long) CHUNK_SEGMENTS * links.segmentElements() * n;
+    if (len <= piece) {
+      onePass(links);
+      return;
+    }
+    int[] everyone = new int[n];
+    for (int i = 0; i < n; i++) {
+      everyone[i] = i;
+    }
+    // A pass uses steps 0 .. 2(n-1)-1; each piece gets its own range, so a frame cannot pass for another's.
+    int p = 0;
+    for (long off = 0; off < len; off += piece, p++) {
+      onePass(new SubgroupLinks(links, everyone, p * 2 * n, (int) off, (int) Math.min(piece, len - off)));
+    }
+  }
+
+  private static void onePass(Links links) {
     int n = links.size();
     int[] bounds = Partition.even(links.length(), n);
     reduceScatter(links, bounds, true);

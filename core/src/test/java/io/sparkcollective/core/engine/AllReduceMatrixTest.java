@@ -28,6 +28,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Every all-reduce algorithm against the sequential reference, for group sizes 1 to 17, lengths 0, 1,
@@ -52,11 +53,60 @@ class AllReduceMatrixTest {
   @ParameterizedTest(name = "{0} on {1} ranks")
   @MethodSource("groups")
   void shouldMatchSequentialReferenceForEveryTypeOpAndLength(Algorithm algorithm, int n) {
+    matchReference(algorithm, n, new LinkedHashSet<>(List.of(0, 1, Math.max(0, n - 1), n + 1, 3 * n + 2, 2500)));
+  }
+
+  /**
+   * RING runs long vectors in passes over pieces of n chunks of 8 segments each (1024 F32 / 512 F64 / 2048 F16
+   * elements per 4 KiB segment here): these lengths take 2 to 5 passes depending on the type, with a last
+   * piece of one element or an exactly full one.
+   */
+  @ParameterizedTest(name = "RING in passes on {0} ranks")
+  @ValueSource(ints = {2, 3, 5})
+  void shouldMatchSequentialReferenceWhenTheRingRunsInPasses(int n) {
+    matchReference(Algorithm.RING, n, new LinkedHashSet<>(List.of(8192 * n * 2 + 1, 4096 * n * 3)));
+  }
+
+  /**
+   * What a rank has in flight stays within a few chunks of 8 segments however long the vector: the pool (shared
+   * by the group's ranks) never holds more frames than that, where one pass over the whole vector would put a
+   * chunk of 320 segments per rank in flight.
+   */
+  @ParameterizedTest(name = "RING on {0} ranks, 40 passes")
+  @ValueSource(ints = {2, 3})
+  void shouldKeepWhatIsInFlightBoundedForLongVectors(int n) {
+    int segment = SEGMENT_BYTES / 4;
+    int len = 40 * 8 * segment * n;
+    LocalGroup group = LocalGroup.create(n,
+        CollectiveConfig.from(Map.of(CollectiveConfig.SEGMENT_BYTES, String.valueOf(SEGMENT_BYTES))),
+        UnaryOperator.identity());
+    try {
+      GroupHarness.run(group, Duration.ofSeconds(120), comm -> {
+        float[] data = new float[len];
+        for (int i = 0; i < len; i++) {
+          data[i] = (i % 977) * (comm.rank() + 1);
+        }
+        comm.allReduce(DataBuffer.of(data), ReduceOp.SUM, CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.RING));
+        float ranks = n * (n + 1) / 2f;
+        for (int i = 0; i < len; i++) {
+          if (data[i] != (i % 977) * ranks) {
+            throw new AssertionError("rank " + comm.rank() + " element " + i + ": " + data[i]);
+          }
+        }
+        return null;
+      });
+    } finally {
+      GroupHarness.closeAll(group);
+    }
+    long frames = group.fabric().pool().allocated();
+    assertTrue(frames <= 4L * 8 * n + 8, "the pool grew to " + frames + " frames for " + n + " ranks");
+  }
+
+  private static void matchReference(Algorithm algorithm, int n, Set<Integer> lengths) {
     LocalGroup group = LocalGroup.create(n,
         CollectiveConfig.from(Map.of(CollectiveConfig.SEGMENT_BYTES, String.valueOf(SEGMENT_BYTES))),
         UnaryOperator.identity());
     CollectiveOptions options = CollectiveOptions.DEFAULT.withAlgorithm(algorithm);
-    Set<Integer> lengths = new LinkedHashSet<>(List.of(0, 1, Math.max(0, n - 1), n + 1, 3 * n + 2, 2500));
     try {
       List<Integer> checked = GroupHarness.run(group, Duration.ofSeconds(120), comm -> {
         int count = 0;

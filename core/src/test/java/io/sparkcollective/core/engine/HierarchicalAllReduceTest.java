@@ -113,6 +113,42 @@ class HierarchicalAllReduceTest {
   }
 
   /**
+   * The all-reduce across processes is a RING (the threshold lowered to 0) over blocks long enough for it to
+   * run in several passes (pieces of 8 segments of 1024 floats per process): in the sharded form (equal
+   * ranks per process) and the leader form (unequal), every rank ends with the sequential sum.
+   */
+  @ParameterizedTest(name = "ranks on processes {0}")
+  @MethodSource("placements")
+  void shouldMatchTheSequentialSumWhenTheRingAcrossProcessesRunsInPasses(int[] nodes) {
+    int n = nodes.length;
+    int len = 100_003;
+    LocalGroup group = LocalGroup.create(n, CollectiveConfig.from(Map.of(CollectiveConfig.SEGMENT_BYTES, "4096",
+        CollectiveConfig.RING_MIN_BYTES, "0")), t -> new NodeMapTransport(t, nodes));
+    try {
+      List<float[]> out = GroupHarness.run(group, LIMIT, comm -> {
+        float[] x = new float[len];
+        for (int i = 0; i < len; i++) {
+          x[i] = value(comm.rank(), i);
+        }
+        comm.allReduce(DataBuffer.of(x), ReduceOp.SUM);
+        return x;
+      });
+      float[] expected = new float[len];
+      for (int i = 0; i < len; i++) {
+        for (int r = 0; r < n; r++) {
+          expected[i] += value(r, i);
+        }
+      }
+      for (int r = 0; r < n; r++) {
+        assertArrayEquals(expected, out.get(r), "rank " + r);
+      }
+    } finally {
+      GroupHarness.closeAll(group);
+    }
+    assertEquals(0, group.fabric().pool().outstanding(), "frames leaked");
+  }
+
+  /**
    * Ranks of one process read each other's vectors in place; the vectors need not be laid out alike: each
    * rank's range starts at its own offset in a larger array, or lives in a direct buffer (a working copy),
    * and doubles go the same way. Many segments per block, results equal the sequential reduction on every
