@@ -18,6 +18,11 @@ import java.util.TreeMap;
  *                                       1/k of the vector (RING, DIRECT or HD by size)       (steps 1..)
  *   3. all-gather in the process:      local rank i sends its final block i to the others   (step SHARE)
  *
+ * Long vectors run the three phases piece by piece: piece q of every block goes through phases 1, 2 and 3
+ * before piece q+1 starts, so each phase reads what the one before it has just written while it is still in
+ * the cache, and what is in flight between processes stays within one ring pass (see RingAllReduce). Steps:
+ * phase 1 of piece q is q * stride, phase 2 runs from q * stride + 1, phase 3 is SHARE_STEP + q.
+ *
  * Processes with different numbers of ranks: the lowest rank of each process (its leader) folds in the
  * others' whole vectors, the leaders all-reduce across processes, and each leader sends the result back.
  *
@@ -28,7 +33,7 @@ import java.util.TreeMap;
 
 /** The two-level all-reduce over a fixed rank-to-process map. */
 public final class HierarchicalAllReduce implements AllReduceAlgorithm {
-  /** Step of phase 3; the inner all-reduces use steps 1 to well below this. */
+  /** Step of phase 3 (of the first piece); phases 1 and 2 of every piece use steps well below this. */
   static final int SHARE_STEP = 1 << 24;
 
   /** Ranks of each process, ascending, in order of the processes' lowest ranks. */
@@ -104,60 +109,98 @@ public final class HierarchicalAllReduce implements AllReduceAlgorithm {
     int k = evenK;
     int[] local = localOf(me);
     int i = indexOf(local, me);
-    int off = Blocks.offset(len, k, i);
-    int cnt = Blocks.length(len, k, i);
+    int nodes = members.length;
+    int[] peers = new int[nodes];
+    for (int n = 0; n < nodes; n++) {
+      peers[n] = members[n][i];
+    }
+    // The three phases run piece by piece (the same piece of every block at once), so that what the phase
+    // across processes sends was just written by the reduce-scatter in this process, and what the all-gather
+    // reads was just received: each piece is read while it is still in the cache. A piece is one pass of the
+    // ring across processes (which then runs a single pass per piece); every block has the same number of
+    // pieces (the last ones of shorter blocks may be empty).
+    long pass = RingAllReduce.passElements(links.segmentElements(), nodes);
+    int pieces = (int) Math.max(1, (Blocks.length(len, k, 0) + pass - 1) / pass);
+    int stride = 2 * nodes + 4;
+    for (int q = 0; q < pieces; q++) {
+      int offI = pieceOffset(len, k, i, q, pass);
+      int cntI = pieceLength(len, k, i, q, pass);
+      reduceScatterInProcess(links, local, i, q * stride, q, pass);
+      if (nodes > 1) {
+        // What this rank sends must equal its own copy (DIRECT folds its own copy in).
+        links.roundToWire(offI, cntI);
+        inner.allReduce(new SubgroupLinks(links, peers, q * stride + 1, offI, cntI));
+      }
+      allGatherInProcess(links, local, i, SHARE_STEP + q, q, pass);
+    }
+    // Block i must stay as it is until the ranks of this process have read it.
+    links.awaitShared();
+  }
+
+  private static int pieceOffset(int len, int k, int block, int q, long pass) {
+    return (int) (Blocks.offset(len, k, block) + Math.min(q * pass, Blocks.length(len, k, block)));
+  }
+
+  private static int pieceLength(int len, int k, int block, int q, long pass) {
+    int n = Blocks.length(len, k, block);
+    return (int) (Math.min((q + 1) * pass, n) - Math.min(q * pass, n));
+  }
+
+  /** Piece q of every block j goes to local rank j, which folds the k copies of its own piece in local-rank order. */
+  private static void reduceScatterInProcess(Links links, int[] local, int i, int step, int q, long pass) {
+    int len = links.length();
+    int k = local.length;
     // Ranks of one process read each other's blocks in place when they can (no copy into frames); the fold
     // order per element is the same either way (local ranks in order), so the bits are too.
     boolean share = links.canShare();
     for (int d = 1; d < k; d++) {
       int j = (i + d) % k;
       if (share) {
-        links.sendShared(local[j], 0, Blocks.offset(len, k, j), Blocks.length(len, k, j));
+        links.sendShared(local[j], step, pieceOffset(len, k, j, q, pass), pieceLength(len, k, j, q, pass));
       } else {
-        links.send(local[j], 0, Blocks.offset(len, k, j), Blocks.length(len, k, j));
+        links.send(local[j], step, pieceOffset(len, k, j, q, pass), pieceLength(len, k, j, q, pass));
       }
     }
+    int off = pieceOffset(len, k, i, q, pass);
+    int cnt = pieceLength(len, k, i, q, pass);
     if (share) {
       for (int j = 0; j < k; j++) {
         if (j != i) {
-          links.recvReduce(local[j], 0, off, cnt);
+          links.recvReduce(local[j], step, off, cnt);
         }
       }
-    } else {
-      int seg = links.segmentElements();
-      int segments = links.segmentsOf(cnt);
-      for (int s = 0; s < segments; s++) {
-        int so = off + s * seg;
-        int sn = Math.min(seg, cnt - s * seg);
-        for (int j = 0; j < k; j++) {
-          if (j != i) {
-            links.recvReduce(local[j], 0, so, sn);
-          }
+      return;
+    }
+    int seg = links.segmentElements();
+    int segments = links.segmentsOf(cnt);
+    for (int s = 0; s < segments; s++) {
+      int so = off + s * seg;
+      int sn = Math.min(seg, cnt - s * seg);
+      for (int j = 0; j < k; j++) {
+        if (j != i) {
+          links.recvReduce(local[j], step, so, sn);
         }
       }
     }
-    if (members.length > 1) {
-      int[] peers = new int[members.length];
-      for (int n = 0; n < members.length; n++) {
-        peers[n] = members[n][i];
-      }
-      // What this rank sends must equal its own copy (DIRECT folds its own copy in).
-      links.roundToWire(off, cnt);
-      inner.allReduce(new SubgroupLinks(links, peers, 1, off, cnt));
-    }
+  }
+
+  /** Local rank i hands its final piece q to the others and copies theirs. */
+  private static void allGatherInProcess(Links links, int[] local, int i, int step, int q, long pass) {
+    int len = links.length();
+    int k = local.length;
+    int off = pieceOffset(len, k, i, q, pass);
+    int cnt = pieceLength(len, k, i, q, pass);
     for (int d = 1; d < k; d++) {
-      if (share) {
-        links.sendShared(local[(i + d) % k], SHARE_STEP, off, cnt);
+      if (links.canShare()) {
+        links.sendShared(local[(i + d) % k], step, off, cnt);
       } else {
-        links.send(local[(i + d) % k], SHARE_STEP, off, cnt);
+        links.send(local[(i + d) % k], step, off, cnt);
       }
     }
     for (int d = 1; d < k; d++) {
       int j = (i + k - d) % k;
-      links.recvCopy(local[j], SHARE_STEP, Blocks.offset(len, k, j), Blocks.length(len, k, j));
+      links.recvCopy(local[j], step, pieceOffset(len, k, j, q, pass), pieceLength(len, k, j, q, pass));
     }
-    // Block i must stay as it is until the ranks of this process have read it.
-    links.awaitShared();
   }
 
   private void viaLeaders(Links links) {

@@ -33,11 +33,16 @@ public final class RingAllReduce implements AllReduceAlgorithm {
    */
   static final int CHUNK_SEGMENTS = 8;
 
+  /** Longest vector one pass covers: n chunks of {@link #CHUNK_SEGMENTS} segments. */
+  static long passElements(int segmentElements, int n) {
+    return (long) CHUNK_SEGMENTS * segmentElements * n;
+  }
+
   @Override
   public void allReduce(Links links) {
     int n = links.size();
     int len = links.length();
-    long piece = (long) CHUNK_SEGMENTS * links.segmentElements() * n;
+    long piece = passElements(links.segmentElements(), n);
     if (len <= piece) {
       onePass(links);
       return;

@@ -46,6 +46,9 @@ final class OpContext implements Links {
   /** Ranges this rank offered to ranks of its process in the current operation (see sendShared). */
   private SharedRange[] offered = new SharedRange[4];
   private int offeredCount;
+  /** Ranges read in earlier operations, reused for new offers (a piece-wise operation offers many). */
+  private SharedRange[] spare = new SharedRange[4];
+  private int spareCount;
 
   OpContext(Transport transport, int segmentBytes) {
     this.transport = transport;
@@ -137,7 +140,8 @@ final class OpContext implements Links {
       send(peer, step, off, n);
       return;
     }
-    SharedRange range = new SharedRange(elements, off, n, Thread.currentThread());
+    SharedRange range = spareCount > 0 ? spare[--spareCount].reset(elements, off, n, Thread.currentThread())
+        : new SharedRange(elements, off, n, Thread.currentThread());
     Frame f = transport.acquire(0);
     try {
       stamp(f, step, off);
@@ -170,6 +174,13 @@ final class OpContext implements Links {
         }
         java.util.concurrent.locks.LockSupport.parkNanos(this, Math.min(left, TimeUnit.MILLISECONDS.toNanos(10)));
       }
+    }
+    // Every range was read: keep the objects for the next offers (ranges withdrawn after a failure are not).
+    if (spare.length < offeredCount + spareCount) {
+      spare = java.util.Arrays.copyOf(spare, offeredCount + spareCount);
+    }
+    for (int i = 0; i < offeredCount; i++) {
+      spare[spareCount++] = offered[i].forget();
     }
     java.util.Arrays.fill(offered, 0, offeredCount, null);
     offeredCount = 0;

@@ -16,17 +16,32 @@ final class SharedRange {
   private static final int REVOKED = 2;
   private static final int DONE = 3;
 
-  final Elements elements;
-  final int offset;
-  final int count;
-  private final Thread owner;
+  // Set before the range is handed over (the hand-over publishes them), reset only once it is done.
+  Elements elements;
+  int offset;
+  int count;
+  private Thread owner;
   private final AtomicInteger state = new AtomicInteger(OFFERED);
 
   SharedRange(Elements elements, int offset, int count, Thread owner) {
+    reset(elements, offset, count, owner);
+  }
+
+  /** Offers this object again for another range; only after {@link #isDone} (the reader no longer uses it). */
+  SharedRange reset(Elements elements, int offset, int count, Thread owner) {
     this.elements = elements;
     this.offset = offset;
     this.count = count;
     this.owner = owner;
+    state.set(OFFERED);
+    return this;
+  }
+
+  /** Owner, once done: drops the references to the vector and the thread (the object waits for reuse). */
+  SharedRange forget() {
+    elements = null;
+    owner = null;
+    return this;
   }
 
   /** Reader: starts reading; false if the owner withdrew the range (its operation failed). */
@@ -36,8 +51,9 @@ final class SharedRange {
 
   /** Reader: finished reading; the owner may go on. */
   void done() {
+    Thread t = owner;
     state.set(DONE);
-    LockSupport.unpark(owner);
+    LockSupport.unpark(t);
   }
 
   boolean isDone() {

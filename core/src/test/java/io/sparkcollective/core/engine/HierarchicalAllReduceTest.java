@@ -113,34 +113,57 @@ class HierarchicalAllReduceTest {
   }
 
   /**
-   * The all-reduce across processes is a RING (the threshold lowered to 0) over blocks long enough for it to
-   * run in several passes (pieces of 8 segments of 1024 floats per process): in the sharded form (equal
-   * ranks per process) and the leader form (unequal), every rank ends with the sequential sum.
+   * Long vectors: the phases run piece by piece (a piece is one ring pass across processes, 8 segments of 1024
+   * floats per process here), with the RING across processes (the threshold lowered to 0). Lengths with
+   * several pieces per block, including blocks one element shorter whose last piece is empty (65 537 for two
+   * ranks per process on two processes, 98 305 for three), in the sharded form (equal ranks per process) and
+   * the leader form (unequal): every rank ends with the sequential sum; with bfloat16 on the wire (whose
+   * in-process phases go through frames instead of reading in place) every rank ends with the same bits.
    */
   @ParameterizedTest(name = "ranks on processes {0}")
   @MethodSource("placements")
   void shouldMatchTheSequentialSumWhenTheRingAcrossProcessesRunsInPasses(int[] nodes) {
     int n = nodes.length;
-    int len = 100_003;
     LocalGroup group = LocalGroup.create(n, CollectiveConfig.from(Map.of(CollectiveConfig.SEGMENT_BYTES, "4096",
         CollectiveConfig.RING_MIN_BYTES, "0")), t -> new NodeMapTransport(t, nodes));
     try {
-      List<float[]> out = GroupHarness.run(group, LIMIT, comm -> {
-        float[] x = new float[len];
+      for (int len : new int[] {100_003, 65_537, 98_305}) {
+        List<float[]> out = GroupHarness.run(group, LIMIT, comm -> {
+          float[] x = new float[len];
+          for (int i = 0; i < len; i++) {
+            x[i] = value(comm.rank(), i);
+          }
+          comm.allReduce(DataBuffer.of(x), ReduceOp.SUM);
+          return x;
+        });
+        float[] expected = new float[len];
         for (int i = 0; i < len; i++) {
-          x[i] = value(comm.rank(), i);
+          for (int r = 0; r < n; r++) {
+            expected[i] += value(r, i);
+          }
         }
-        comm.allReduce(DataBuffer.of(x), ReduceOp.SUM);
-        return x;
-      });
-      float[] expected = new float[len];
-      for (int i = 0; i < len; i++) {
         for (int r = 0; r < n; r++) {
-          expected[i] += value(r, i);
+          assertArrayEquals(expected, out.get(r), "len " + len + " rank " + r);
         }
       }
+      List<float[]> bf16 = GroupHarness.run(group, LIMIT, comm -> {
+        float[] x = new float[65_537];
+        for (int i = 0; i < x.length; i++) {
+          x[i] = value(comm.rank(), i);
+        }
+        comm.allReduce(DataBuffer.of(x), ReduceOp.SUM, CollectiveOptions.DEFAULT.withWireType(DType.BF16));
+        return x;
+      });
       for (int r = 0; r < n; r++) {
-        assertArrayEquals(expected, out.get(r), "rank " + r);
+        assertArrayEquals(bf16.get(0), bf16.get(r), "bfloat16 wire: rank " + r + " differs from rank 0");
+      }
+      for (int i = 0; i < 65_537; i++) {
+        float exact = 0;
+        for (int r = 0; r < n; r++) {
+          exact += value(r, i);
+        }
+        // Integers below 256 in magnitude, partial sums included, are exact in bfloat16 (8 significant bits).
+        assertEquals(exact, bf16.get(0)[i], "bfloat16 wire element " + i);
       }
     } finally {
       GroupHarness.closeAll(group);
