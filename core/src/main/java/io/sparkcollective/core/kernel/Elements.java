@@ -62,9 +62,12 @@ public abstract class Elements {
    */
   public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
     int from = base + off;
-    if (from + n <= scratch.alignedMax()) {
-      // Received values at the vector's own indices: one copy, then the same-index kernel in place.
-      Object in = aligned(scratch, from + n);
+    int end = base + length;
+    if (end <= scratch.alignedMax()) {
+      // Received values at the vector's own indices: one copy, then the same-index kernel in place. The array
+      // covers the whole vector from the first segment on (one allocation per communicator, not one per new
+      // highest index); longer vectors stage every segment instead of keeping a second copy of their size.
+      Object in = aligned(scratch, end);
       getWire(w, in, from, n);
       reduceArrays(array(), in, from, n, op);
       return;

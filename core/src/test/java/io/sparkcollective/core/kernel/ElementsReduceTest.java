@@ -1,10 +1,12 @@
 package io.sparkcollective.core.kernel;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.sparkcollective.core.api.DataBuffer;
 import io.sparkcollective.core.api.ReduceOp;
 import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -62,6 +64,34 @@ class ElementsReduceTest {
       assertArrayEquals(iWant, i, how);
       assertArrayEquals(lWant, l, how);
     }
+  }
+
+  /**
+   * The array indexed like the vector is sized to the whole vector by the first segment folded, so later
+   * segments at higher indices reuse it (one allocation, not one per new highest index); a vector that ends
+   * past the limit never gets one, not even for segments that lie below it (they are staged).
+   */
+  @Test
+  void shouldSizeTheInPlaceArrayToTheWholeVectorOnceAndSkipItAboveTheLimit() {
+    SplittableRandom rnd = new SplittableRandom(7);
+    Scratch scratch = new Scratch();
+    scratch.alignedMax(BASE + LENGTH);
+    float[] f = floats(rnd, BASE + LENGTH);
+    fold(DataBuffer.of(f, BASE, LENGTH), DataBuffer.of(floats(rnd, N)), ReduceOp.SUM, scratch);
+    float[] aligned = scratch.alignedFloats(0);
+    assertEquals(BASE + LENGTH, aligned.length);
+
+    Scratch over = new Scratch();
+    over.alignedMax(BASE + LENGTH - 1);
+    float[] g = floats(rnd, BASE + LENGTH);
+    float[] gIn = floats(rnd, N);
+    float[] want = g.clone();
+    for (int k = 0; k < N; k++) {
+      want[BASE + OFF + k] += gIn[k];
+    }
+    fold(DataBuffer.of(g, BASE, LENGTH), DataBuffer.of(gIn), ReduceOp.SUM, over);
+    assertArrayEquals(want, g);
+    assertEquals(0, over.alignedFloats(0).length);
   }
 
   /** Puts {@code in} on a wire buffer as a peer would, then folds it into {@code [OFF, OFF+N)} of {@code into}. */
