@@ -305,6 +305,9 @@ public final class SparkSyncBenchmark {
       int[] more = {1};
       for (int w = 0; w < warmup || more[0] != 0; w++) {
         fill(g, comm.rank());
+        // The barrier of the timed loop below too: run cold there, it let ranks leave it milliseconds apart
+        // during the first measured size, and the timed call of the first out waited for the last.
+        comm.barrier();
         comm.allReduce(buffer, ReduceOp.SUM, options);
         // Every rank must make the same number of calls: go on while any of them has not warmed up long enough.
         more[0] = System.nanoTime() - w0 < warmupNanos ? 1 : 0;
