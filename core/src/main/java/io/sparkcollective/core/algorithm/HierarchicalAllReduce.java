@@ -122,6 +122,7 @@ public final class HierarchicalAllReduce implements AllReduceAlgorithm {
     long pass = RingAllReduce.passElements(links.segmentElements(), nodes);
     int pieces = (int) Math.max(1, (Blocks.length(len, k, 0) + pass - 1) / pass);
     int stride = 2 * nodes + 4;
+    SubgroupLinks across = nodes > 1 ? new SubgroupLinks(links, peers, 1, 0, 0) : null;
     for (int q = 0; q < pieces; q++) {
       int offI = pieceOffset(len, k, i, q, pass);
       int cntI = pieceLength(len, k, i, q, pass);
@@ -129,7 +130,7 @@ public final class HierarchicalAllReduce implements AllReduceAlgorithm {
       if (nodes > 1) {
         // What this rank sends must equal its own copy (DIRECT folds its own copy in).
         links.roundToWire(offI, cntI);
-        inner.allReduce(new SubgroupLinks(links, peers, q * stride + 1, offI, cntI));
+        inner.allReduce(across.window(q * stride + 1, offI, cntI));
       }
       allGatherInProcess(links, local, i, SHARE_STEP + q, q, pass);
     }
@@ -190,8 +191,9 @@ public final class HierarchicalAllReduce implements AllReduceAlgorithm {
     int k = local.length;
     int off = pieceOffset(len, k, i, q, pass);
     int cnt = pieceLength(len, k, i, q, pass);
+    boolean share = links.canShare();
     for (int d = 1; d < k; d++) {
-      if (links.canShare()) {
+      if (share) {
         links.sendShared(local[(i + d) % k], step, off, cnt);
       } else {
         links.send(local[(i + d) % k], step, off, cnt);

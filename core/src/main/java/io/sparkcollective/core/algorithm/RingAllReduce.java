@@ -52,9 +52,10 @@ public final class RingAllReduce implements AllReduceAlgorithm {
       everyone[i] = i;
     }
     // A pass uses steps 0 .. 2(n-1)-1; each piece gets its own range, so a frame cannot pass for another's.
+    SubgroupLinks pass = new SubgroupLinks(links, everyone, 0, 0, 0);
     int p = 0;
     for (long off = 0; off < len; off += piece, p++) {
-      onePass(new SubgroupLinks(links, everyone, p * 2 * n, (int) off, (int) Math.min(piece, len - off)));
+      onePass(pass.window(p * 2 * n, (int) off, (int) Math.min(piece, len - off)));
     }
   }
 

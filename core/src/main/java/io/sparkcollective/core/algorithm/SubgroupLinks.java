@@ -10,9 +10,9 @@ final class SubgroupLinks implements Links {
   private final Links group;
   private final int[] members;
   private final int rank;
-  private final int stepBase;
-  private final int base;
-  private final int length;
+  private int stepBase;
+  private int base;
+  private int length;
 
   SubgroupLinks(Links group, int[] members, int stepBase) {
     this(group, members, stepBase, 0, group.length());
@@ -34,6 +34,17 @@ final class SubgroupLinks implements Links {
       throw new IllegalArgumentException("rank " + group.rank() + " is not in the subgroup");
     }
     this.rank = me;
+  }
+
+  /**
+   * Moves this view to another window and step range (passes over consecutive pieces reuse one view instead of
+   * allocating one per piece); the caller's thread only, between the moves it makes.
+   */
+  SubgroupLinks window(int stepBase, int base, int length) {
+    this.stepBase = stepBase;
+    this.base = base;
+    this.length = length;
+    return this;
   }
 
   @Override
