@@ -21,14 +21,31 @@ import org.slf4j.LoggerFactory;
  *
  * <p>{@link #receive} runs on one thread of Spark's RPC and never waits: a JOIN of an incomplete group is
  * answered "not yet" and the task asks again after a short pause.
+ *
+ * <p>A {@link StageAttemptListener} tells it when a stage attempt can no longer complete (a task failed or was
+ * killed, the attempt failed or was cancelled, an executor of a forming group was lost): the attempt's
+ * forming group is dropped and every JOIN of that attempt, then or later, is answered with the reason, naming
+ * the task, its executor and its error. Ranks already in a formed group leave it through Spark's own kill of
+ * the attempt's other tasks, which their waits check (see {@link CollectiveExecutorPlugin}).
  */
 public final class CollectiveDriverPlugin implements DriverPlugin {
   private static final Logger LOG = LoggerFactory.getLogger(CollectiveDriverPlugin.class);
   static final String SECRET_KEY = "secret";
   private static final long GROUP_TTL_MS = 30 * 60_000L;
+  /** Failed stage attempts remembered (the oldest is forgotten first): far more than run at once. */
+  private static final int FAILED_ATTEMPTS_KEPT = 4096;
 
   private final Map<String, String> endpoints = new HashMap<>();
   private final Map<String, Formation> groups = new HashMap<>();
+  /** Why each recently failed stage attempt ("stage/attempt") failed: its first failure. */
+  private final Map<String, Failure> failedAttempts = new java.util.LinkedHashMap<String, Failure>() {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, Failure> eldest) {
+      return size() > FAILED_ATTEMPTS_KEPT;
+    }
+  };
 
   @Override
   public Map<String, String> init(SparkContext sc, PluginContext ctx) {
@@ -46,6 +63,7 @@ public final class CollectiveDriverPlugin implements DriverPlugin {
     for (byte x : b) {
       secret.append(String.format("%02x", x));
     }
+    sc.addSparkListener(new StageAttemptListener(this));
     LOG.info("spark-collective driver plugin ready");
     return Collections.singletonMap(SECRET_KEY, secret.toString());
   }
@@ -68,19 +86,26 @@ public final class CollectiveDriverPlugin implements DriverPlugin {
   private Messages.JoinReply join(Messages.Join m) {
     long now = System.currentTimeMillis();
     groups.values().removeIf(f -> now - f.createdMs > GROUP_TTL_MS);
+    Failure failed = failedAttempts.get(attemptKey(m.stageId, m.stageAttempt));
+    if (failed != null) {
+      return Messages.JoinReply.attemptFailed(failed.rank, failed.executorLost, "stage " + m.stageId + " attempt "
+          + m.stageAttempt
+          + " cannot form its group: " + failed.reason);
+    }
     String address = endpoints.get(m.executorId);
     if (address == null) {
-      return new Messages.JoinReply(null, "executor " + m.executorId + " has no collective endpoint (its plugin "
+      return Messages.JoinReply.error("executor " + m.executorId + " has no collective endpoint (its plugin "
           + "failed to start; see the executor log)");
     }
-    Formation f = groups.computeIfAbsent(m.group, g -> new Formation(m.size, now));
+    Formation f = groups.computeIfAbsent(m.group, g -> new Formation(m.size, m.stageId, m.stageAttempt, now));
     if (f.size != m.size || m.rank < 0 || m.rank >= f.size) {
-      return new Messages.JoinReply(null, "group " + m.group + " has " + f.size + " ranks; rank " + m.rank + " of "
+      return Messages.JoinReply.error("group " + m.group + " has " + f.size + " ranks; rank " + m.rank + " of "
           + m.size + " does not fit");
     }
     f.addresses[m.rank] = address;
+    f.executors[m.rank] = m.executorId;
     if (f.joined() < f.size) {
-      return new Messages.JoinReply(null, null);
+      return Messages.JoinReply.waitForPeers();
     }
     f.served[m.rank] = true;
     List<String> peers = new ArrayList<>(Arrays.asList(f.addresses));
@@ -88,19 +113,75 @@ public final class CollectiveDriverPlugin implements DriverPlugin {
       groups.remove(m.group);
       LOG.info("group {} formed with {} ranks", m.group, f.size);
     }
-    return new Messages.JoinReply(peers, null);
+    return Messages.JoinReply.peers(peers);
+  }
+
+  private static String attemptKey(int stageId, int stageAttempt) {
+    return stageId + "/" + stageAttempt;
+  }
+
+  /**
+   * Attempt {@code stageAttempt} of stage {@code stageId} can no longer complete: {@code reason} (the rank
+   * whose task failed, or -1). Only its first failure is kept; its forming group is dropped.
+   */
+  synchronized void attemptFailed(int stageId, int stageAttempt, int rank, String reason) {
+    recordFailure(stageId, stageAttempt, new Failure(rank, false, reason));
+  }
+
+  private void recordFailure(int stageId, int stageAttempt, Failure failure) {
+    String key = attemptKey(stageId, stageAttempt);
+    if (failedAttempts.containsKey(key)) {
+      return;
+    }
+    failedAttempts.put(key, failure);
+    String reason = failure.reason;
+    if (groups.values().removeIf(f -> f.stageId == stageId && f.stageAttempt == stageAttempt)) {
+      LOG.warn("stage {} attempt {}: {}; its forming group is aborted", stageId, stageAttempt, reason);
+    }
+  }
+
+  /** {@code executorId} is gone: the attempts whose forming group has a rank there cannot complete. */
+  synchronized void executorLost(String executorId, String reason) {
+    endpoints.remove(executorId);
+    for (Formation f : new ArrayList<>(groups.values())) {
+      for (int r = 0; r < f.size; r++) {
+        if (executorId.equals(f.executors[r])) {
+          recordFailure(f.stageId, f.stageAttempt, new Failure(r, true, reason + " (it ran rank " + r + ")"));
+          break;
+        }
+      }
+    }
+  }
+
+  /** The first failure of a stage attempt: the rank it hit (-1: not one rank's) and whether it lost an executor. */
+  private static final class Failure {
+    final int rank;
+    final boolean executorLost;
+    final String reason;
+
+    Failure(int rank, boolean executorLost, String reason) {
+      this.rank = rank;
+      this.executorLost = executorLost;
+      this.reason = reason;
+    }
   }
 
   private static final class Formation {
     final int size;
+    final int stageId;
+    final int stageAttempt;
     final long createdMs;
     final String[] addresses;
+    final String[] executors;
     final boolean[] served;
 
-    Formation(int size, long createdMs) {
+    Formation(int size, int stageId, int stageAttempt, long createdMs) {
       this.size = size;
+      this.stageId = stageId;
+      this.stageAttempt = stageAttempt;
       this.createdMs = createdMs;
       this.addresses = new String[size];
+      this.executors = new String[size];
       this.served = new boolean[size];
     }
 

@@ -1,9 +1,13 @@
 package io.sparkcollective.spark;
 
+import io.sparkcollective.core.api.Cancellation;
+import io.sparkcollective.core.api.CollectiveCancelledException;
 import io.sparkcollective.core.api.CollectiveException;
 import io.sparkcollective.core.api.CollectiveTimeoutException;
 import io.sparkcollective.core.api.CollectiveUsageException;
 import io.sparkcollective.core.api.Communicator;
+import io.sparkcollective.core.api.PeerLostException;
+import io.sparkcollective.core.api.RemoteFailureException;
 import io.sparkcollective.core.config.CollectiveConfig;
 import io.sparkcollective.core.engine.EngineCommunicator;
 import io.sparkcollective.core.engine.TcpGroup;
@@ -13,6 +17,7 @@ import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.apache.spark.BarrierTaskContext;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
@@ -35,6 +40,8 @@ import org.slf4j.MDC;
 public final class CollectiveExecutorPlugin implements ExecutorPlugin {
   private static final Logger LOG = LoggerFactory.getLogger(CollectiveExecutorPlugin.class);
   private static volatile CollectiveExecutorPlugin instance;
+  /** Longest pause between two JOIN asks of a rank whose group is not complete yet. */
+  private static final long JOIN_POLL_MAX_MICROS = 5000;
 
   static final String MDC_GROUP = "collective.group";
   static final String MDC_RANK = "collective.rank";
@@ -116,7 +123,7 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     if (tc instanceof BarrierTaskContext) {
       BarrierTaskContext b = (BarrierTaskContext) tc;
       String group = appId() + "/stage-" + b.stageId() + "/attempt-" + b.stageAttemptNumber();
-      current.set(new TaskGroup(group, b.partitionId(), b.getTaskInfos().length));
+      current.set(new TaskGroup(b, group));
       // For log patterns: %X{collective.group} and %X{collective.rank} (see conf/log4j2.properties).
       MDC.put(MDC_GROUP, group);
       MDC.put(MDC_RANK, Integer.toString(b.partitionId()));
@@ -135,10 +142,7 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
   public void onTaskFailed(TaskFailedReason reason) {
     TaskGroup g = endTask();
     if (g != null) {
-      // The first line names the error; the rest is its stack trace, which belongs in the task's own log.
-      String error = reason.toErrorString();
-      int eol = error.indexOf('\n');
-      g.abort("the task of rank " + g.rank + " failed: " + (eol < 0 ? error : error.substring(0, eol)).trim());
+      g.abort("the task of rank " + g.rank + " failed: " + StageAttemptListener.firstLine(reason.toErrorString()));
     }
   }
 
@@ -179,17 +183,30 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     return g.communicator();
   }
 
-  /** One barrier task's membership: its group name and rank, and the communicator once formed. */
+  /**
+   * One barrier task's membership: its group name and rank, the communicator once formed, and the task's
+   * kill flag as the {@link Cancellation} of every wait of it (Spark kills the other tasks of a barrier stage
+   * attempt when one fails, without interrupting their threads, and on stage or job cancellation).
+   */
   private final class TaskGroup {
     final String name;
     final int rank;
     final int size;
-    Communicator comm;
+    final int stageId;
+    final int stageAttempt;
+    final Cancellation killed;
+    EngineCommunicator comm;
 
-    TaskGroup(String name, int rank, int size) {
+    TaskGroup(BarrierTaskContext task, String name) {
       this.name = name;
-      this.rank = rank;
-      this.size = size;
+      this.rank = task.partitionId();
+      this.size = task.getTaskInfos().length;
+      this.stageId = task.stageId();
+      this.stageAttempt = task.stageAttemptNumber();
+      long taskId = task.taskAttemptId();
+      this.killed = () -> task.isInterrupted() ? "task " + taskId + " (rank " + rank + " of " + name
+          + ") was killed by Spark: " + StageAttemptListener.firstLine(task.getKillReason().isDefined()
+          ? task.getKillReason().get() : null) : null;
     }
 
     Communicator communicator() {
@@ -199,27 +216,37 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
       return comm;
     }
 
-    private Communicator form() {
+    private EngineCommunicator form() {
       long start = System.nanoTime();
       long deadline = start + TimeUnit.MILLISECONDS.toNanos(config.joinTimeoutMs());
       long pauseMicros = 200;
+      Messages.Join join = new Messages.Join(name, rank, size, ctx.executorID(), stageId, stageAttempt);
       while (true) {
+        String cancelled = Cancellation.check(killed);
+        if (cancelled != null) {
+          throw new CollectiveCancelledException("rank " + rank + " of " + name + " left the join: " + cancelled);
+        }
         Messages.JoinReply reply;
         try {
-          reply = Messages.JoinReply.decode(ctx.ask(new Messages.Join(name, rank, size, ctx.executorID()).encode()));
+          reply = Messages.JoinReply.decode(ctx.ask(join.encode()));
         } catch (Exception e) {
           throw new CollectiveException("rank " + rank + " of " + name + " cannot reach the driver plugin: " + e, e);
+        }
+        if (reply.attemptFailed) {
+          if (reply.failedRank >= 0 && reply.failedRank != rank) {
+            throw reply.executorLost ? new PeerLostException(reply.failedRank, "rank " + rank + " of " + name + ": "
+                + reply.error) : new RemoteFailureException(reply.failedRank, reply.error);
+          }
+          throw new CollectiveException("rank " + rank + " of " + name + ": " + reply.error);
         }
         if (reply.error != null) {
           throw new CollectiveException("rank " + rank + " of " + name + ": " + reply.error);
         }
         if (reply.peers != null) {
           List<InetSocketAddress> peers = PeerList.parse(String.join(",", reply.peers));
-          Communicator c = TcpGroup.join(endpoint, name, rank, peers, config,
-              new SparkObjectSerializer(SparkEnv.get()));
-          if (c instanceof EngineCommunicator) {
-            ((EngineCommunicator) c).observe(metrics);
-          }
+          EngineCommunicator c = TcpGroup.join(endpoint, name, rank, peers, config,
+              new SparkObjectSerializer(SparkEnv.get()), killed);
+          c.observe(metrics);
           metrics.groupFormed(System.nanoTime() - start);
           LOG.info("{} rank {} of {}: group formed in {} ms", name, rank, size,
               TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
@@ -229,13 +256,8 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
           throw new CollectiveTimeoutException(-1, "rank " + rank + " of " + name + ": not every rank asked to join "
               + "within " + config.joinTimeoutMs() + " ms");
         }
-        try {
-          TimeUnit.MICROSECONDS.sleep(pauseMicros);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new CollectiveException("interrupted while forming " + name, e);
-        }
-        pauseMicros = Math.min(pauseMicros * 2, 5000);
+        LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(pauseMicros));
+        pauseMicros = Math.min(pauseMicros * 2, JOIN_POLL_MAX_MICROS);
       }
     }
 
@@ -248,9 +270,7 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     void abort(String why) {
       if (comm != null) {
         LOG.warn("{} rank {}: {}; aborting the group", name, rank, why);
-        if (comm instanceof EngineCommunicator) {
-          ((EngineCommunicator) comm).abort(why);
-        }
+        comm.abort(why);
         comm.close();
       }
     }

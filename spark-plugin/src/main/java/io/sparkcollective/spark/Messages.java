@@ -42,42 +42,89 @@ final class Messages {
     }
   }
 
-  /** Rank {@code rank} of {@code size} of group {@code group} runs on executor {@code executorId}. */
+  /**
+   * Rank {@code rank} of {@code size} of group {@code group}, the tasks of attempt {@code stageAttempt} of
+   * stage {@code stageId}, runs on executor {@code executorId}.
+   */
   static final class Join {
     final String group;
     final int rank;
     final int size;
     final String executorId;
+    final int stageId;
+    final int stageAttempt;
 
-    Join(String group, int rank, int size, String executorId) {
+    Join(String group, int rank, int size, String executorId, int stageId, int stageAttempt) {
       this.group = group;
       this.rank = rank;
       this.size = size;
       this.executorId = executorId;
+      this.stageId = stageId;
+      this.stageAttempt = stageAttempt;
     }
 
     String[] encode() {
-      return new String[] {JOIN, group, Integer.toString(rank), Integer.toString(size), executorId};
+      return new String[] {JOIN, group, Integer.toString(rank), Integer.toString(size), executorId,
+          Integer.toString(stageId), Integer.toString(stageAttempt)};
     }
 
     static Join decode(String[] m) {
-      check(m, JOIN, 5);
-      return new Join(m[1], Integer.parseInt(m[2]), Integer.parseInt(m[3]), m[4]);
+      check(m, JOIN, 7);
+      try {
+        return new Join(m[1], Integer.parseInt(m[2]), Integer.parseInt(m[3]), m[4], Integer.parseInt(m[5]),
+            Integer.parseInt(m[6]));
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("malformed " + JOIN + " message: " + Arrays.toString(m), e);
+      }
     }
   }
 
-  /** The driver's answer to a {@link Join}: the peers' endpoint addresses by rank once all joined, else none. */
+  /**
+   * The driver's answer to a {@link Join}: the peers' endpoint addresses by rank once all joined; or an
+   * error; or that the stage attempt failed ({@code failedRank}: the rank whose task failed, -1 if the failure
+   * was not one task's; {@code executorLost}: because the executor of that rank is gone); else none of these
+   * (ask again).
+   */
   static final class JoinReply {
     final List<String> peers;
     final String error;
+    final boolean attemptFailed;
+    final int failedRank;
+    final boolean executorLost;
 
-    JoinReply(List<String> peers, String error) {
+    private JoinReply(List<String> peers, String error, boolean attemptFailed, int failedRank,
+        boolean executorLost) {
       this.peers = peers;
       this.error = error;
+      this.attemptFailed = attemptFailed;
+      this.failedRank = failedRank;
+      this.executorLost = executorLost;
     }
 
-    /** {@code [REPLY, "peers", address...]}, {@code [REPLY, "error", text]} or {@code [REPLY, "wait"]}. */
+    static JoinReply peers(List<String> peers) {
+      return new JoinReply(peers, null, false, -1, false);
+    }
+
+    static JoinReply waitForPeers() {
+      return new JoinReply(null, null, false, -1, false);
+    }
+
+    static JoinReply error(String error) {
+      return new JoinReply(null, error, false, -1, false);
+    }
+
+    static JoinReply attemptFailed(int failedRank, boolean executorLost, String why) {
+      return new JoinReply(null, why, true, failedRank, executorLost);
+    }
+
+    /**
+     * {@code [REPLY, "peers", address...]}, {@code [REPLY, "error", text]}, {@code [REPLY, "failed" or "lost",
+     * rank, text]} or {@code [REPLY, "wait"]}.
+     */
     String[] encode() {
+      if (attemptFailed) {
+        return new String[] {REPLY, executorLost ? "lost" : "failed", Integer.toString(failedRank), error};
+      }
       if (error != null) {
         return new String[] {REPLY, "error", error};
       }
@@ -100,11 +147,17 @@ final class Messages {
       String[] m = (String[]) reply;
       switch (m[1]) {
         case "error":
-          return new JoinReply(null, m.length > 2 ? m[2] : "unknown error");
+          return error(m.length > 2 ? m[2] : "unknown error");
+        case "failed":
+        case "lost":
+          if (m.length != 4) {
+            throw new IllegalArgumentException("unexpected answer from the driver plugin: " + describe(reply));
+          }
+          return attemptFailed(Integer.parseInt(m[2]), m[1].equals("lost"), m[3]);
         case "wait":
-          return new JoinReply(null, null);
+          return waitForPeers();
         case "peers":
-          return new JoinReply(Arrays.asList(m).subList(2, m.length), null);
+          return peers(Arrays.asList(m).subList(2, m.length));
         default:
           throw new IllegalArgumentException("unexpected answer from the driver plugin: " + describe(reply));
       }

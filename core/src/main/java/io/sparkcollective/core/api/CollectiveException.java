@@ -10,6 +10,7 @@ package io.sparkcollective.core.api;
  *   <li>{@link RemoteFailureException}: another rank failed and aborted the group; not this rank's fault.
  *   <li>{@link CollectiveTimeoutException}: a peer did not answer within the operation's deadline.
  *   <li>{@link CollectiveMismatchException}: ranks called different operations, lengths, types or roots.
+ *   <li>{@link CollectiveCancelledException}: this rank's caller was cancelled (task killed, thread interrupted).
  * </ul>
  *
  * <p>Apart from usage errors, every error fails the group: the communicator keeps the first failure and

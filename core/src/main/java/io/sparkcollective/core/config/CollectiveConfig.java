@@ -56,7 +56,13 @@ public final class CollectiveConfig {
     key(BIND_ADDRESS, "", "Address the endpoint listens on and peers dial; empty for the executor's own host.");
     key(BIND_INTERFACE, "", "Network interface (e.g. eth1) whose address the endpoint listens on and peers dial, "
         + "instead of bindAddress; empty for none.");
-    key(OPERATION_TIMEOUT_MS, "60000", "Deadline of one collective operation, unless its options say otherwise.");
+    // Lost, killed and frozen peers are detected by connection loss, the caller's cancellation and heartbeats
+    // within seconds; the two timeouts only bound a peer that is alive but never makes the call (a bug, or one
+    // far behind). So they are long, like PyTorch's 10 minutes for NCCL groups: a rank loading a large partition
+    // or running a long step must never be failed for being slow.
+    key(OPERATION_TIMEOUT_MS, "600000", "Deadline of one collective operation, unless its options say otherwise: "
+        + "only for a live peer that never makes the same call (lost, killed and frozen peers fail the operation "
+        + "within seconds).");
     key(SEGMENT_BYTES, "262144", "Largest payload of one frame; large messages are cut into segments of this "
         + "size so that sending one overlaps reducing the previous (a power of two, 4 KiB to 64 MiB).");
     key(ALGORITHM, "AUTO",
@@ -66,8 +72,9 @@ public final class CollectiveConfig {
     key(RING_MIN_BYTES, "4194304", "AUTO uses RING from this many bytes on, HALVING_DOUBLING below.");
     key(BROADCAST_CHAIN_MIN_BYTES, "65536", "Broadcasts from this many bytes on use a pipelined chain; "
         + "smaller ones go from the root to every rank directly.");
-    key(JOIN_TIMEOUT_MS, "30000", "How long a rank waits for every peer to join its group before failing, naming "
-        + "the ranks that did not.");
+    key(JOIN_TIMEOUT_MS, "600000", "How long a rank waits for every peer to join its group before failing, naming "
+        + "the ranks that did not: only for a live rank that never asks (in Spark, a task that failed or was "
+        + "killed, or whose executor was lost, fails the join at once).");
     key(CONNECT_TIMEOUT_MS, "10000", "TCP connect plus authentication handshake deadline per connection.");
     key(HEARTBEAT_INTERVAL_MS, "1000", "An idle connection sends a heartbeat this often.");
     key(HEARTBEAT_TIMEOUT_MS, "10000", "A connection that received nothing (not even a heartbeat) for this long is "

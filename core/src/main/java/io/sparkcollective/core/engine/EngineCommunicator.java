@@ -9,6 +9,8 @@ import io.sparkcollective.core.algorithm.Partition;
 import io.sparkcollective.core.algorithm.RingCollectives;
 import io.sparkcollective.core.api.Algorithm;
 import io.sparkcollective.core.api.Blocks;
+import io.sparkcollective.core.api.Cancellation;
+import io.sparkcollective.core.api.CollectiveCancelledException;
 import io.sparkcollective.core.api.CollectiveException;
 import io.sparkcollective.core.api.CollectiveKind;
 import io.sparkcollective.core.api.CollectiveOptions;
@@ -49,6 +51,7 @@ public final class EngineCommunicator implements Communicator {
   private final Transport transport;
   private final CollectiveConfig config;
   private final ObjectSerializer serializer;
+  private final Cancellation cancellation;
   private final AlgorithmSelector selector;
   private final int rank;
   private final int size;
@@ -66,9 +69,19 @@ public final class EngineCommunicator implements Communicator {
   private volatile boolean closed;
 
   public EngineCommunicator(Transport transport, CollectiveConfig config, ObjectSerializer serializer) {
+    this(transport, config, serializer, Cancellation.NONE);
+  }
+
+  /**
+   * A communicator whose waits also stop when {@code cancellation} fires (or the waiting thread is
+   * interrupted): the call throws {@link CollectiveCancelledException} and the group is aborted.
+   */
+  public EngineCommunicator(Transport transport, CollectiveConfig config, ObjectSerializer serializer,
+      Cancellation cancellation) {
     this.transport = transport;
     this.config = config;
     this.serializer = serializer;
+    this.cancellation = cancellation;
     this.rank = transport.rank();
     this.size = transport.size();
     this.selector = new AlgorithmSelector(
@@ -512,6 +525,13 @@ public final class EngineCommunicator implements Communicator {
     if (closed) {
       throw new CollectiveUsageException("rank " + rank + ": communicator is closed");
     }
+    String cancelled = Cancellation.check(cancellation);
+    if (cancelled != null) {
+      CollectiveException first = failGroup(new CollectiveCancelledException("rank " + rank + " did not start "
+          + kind.displayName() + " #" + seq + ": " + cancelled));
+      observer.failed(kind, first);
+      throw first;
+    }
     OpContext ctx = acquireContext();
     long start = System.nanoTime();
     try {
@@ -548,7 +568,7 @@ public final class EngineCommunicator implements Communicator {
         return ctx;
       }
     }
-    return new OpContext(transport, config.segmentBytes());
+    return new OpContext(transport, config.segmentBytes(), cancellation);
   }
 
   private void releaseContext(OpContext ctx) {

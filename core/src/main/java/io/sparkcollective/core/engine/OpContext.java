@@ -1,6 +1,8 @@
 package io.sparkcollective.core.engine;
 
 import io.sparkcollective.core.algorithm.Links;
+import io.sparkcollective.core.api.Cancellation;
+import io.sparkcollective.core.api.CollectiveCancelledException;
 import io.sparkcollective.core.api.CollectiveException;
 import io.sparkcollective.core.api.CollectiveKind;
 import io.sparkcollective.core.api.CollectiveMismatchException;
@@ -24,6 +26,7 @@ final class OpContext implements Links {
   private static final long DISAGREEMENT_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
   private final Transport transport;
+  private final Cancellation cancellation;
   private final int rank;
   private final int size;
   private final int segmentBytes;
@@ -50,8 +53,9 @@ final class OpContext implements Links {
   private SharedRange[] spare = new SharedRange[4];
   private int spareCount;
 
-  OpContext(Transport transport, int segmentBytes) {
+  OpContext(Transport transport, int segmentBytes, Cancellation cancellation) {
     this.transport = transport;
+    this.cancellation = cancellation;
     this.rank = transport.rank();
     this.size = transport.size();
     this.segmentBytes = Math.min(segmentBytes, transport.maxFrameBytes());
@@ -166,6 +170,7 @@ final class OpContext implements Links {
         if (failed != null) {
           throw failed;
         }
+        checkCancelled(-1, -1);
         long left = deadlineNanos - transport.nanoTime();
         if (left <= 0) {
           throw new CollectiveTimeoutException(-1, "rank " + rank + " timed out after " + timeoutMs + " ms in "
@@ -258,10 +263,17 @@ final class OpContext implements Links {
     while (true) {
       long now = transport.nanoTime();
       long sliceEnd = Math.min(deadlineNanos, now + DISAGREEMENT_CHECK_NANOS);
-      Frame f = transport.receive(peer, stream, seq, sliceEnd);
+      Frame f;
+      try {
+        f = transport.receive(peer, stream, seq, sliceEnd);
+      } catch (CollectiveCancelledException e) {
+        checkCancelled(step, peer); // the same, saying where this operation was
+        throw e;
+      }
       if (f != null) {
         return f;
       }
+      checkCancelled(step, peer);
       String other = transport.findDisagreement(stream, seq, peer, signature());
       if (other != null) {
         int colon = other.indexOf(": ");
@@ -273,6 +285,20 @@ final class OpContext implements Links {
       if (sliceEnd >= deadlineNanos) {
         throw timeout(peer, step);
       }
+    }
+  }
+
+  /**
+   * Throws if this rank's caller was cancelled while the operation waited at {@code step} for {@code peer}
+   * (-1: for ranks of its process to read the range it handed over).
+   */
+  private void checkCancelled(int step, int peer) {
+    String why = Cancellation.check(cancellation);
+    if (why != null) {
+      String where = peer < 0 ? "waiting for a rank of its process to read the range it handed over"
+          : "at step " + step + ", waiting for " + transport.describe(peer);
+      throw new CollectiveCancelledException("rank " + rank + " left " + describeCall() + " #" + seq + " on tag "
+          + tag + " " + where + ": " + why);
     }
   }
 

@@ -1,5 +1,6 @@
 package io.sparkcollective.core.engine;
 
+import io.sparkcollective.core.api.Cancellation;
 import io.sparkcollective.core.api.Communicator;
 import io.sparkcollective.core.api.ObjectSerializer;
 import io.sparkcollective.core.config.CollectiveConfig;
@@ -23,7 +24,17 @@ public final class TcpGroup {
 
   public static Communicator join(NettyEndpoint endpoint, String groupName, int rank, List<InetSocketAddress> peers,
       CollectiveConfig config, ObjectSerializer serializer) {
-    TcpTransport transport = endpoint.join(groupName, rank, peers);
-    return new EngineCommunicator(transport, config, serializer);
+    return join(endpoint, groupName, rank, peers, config, serializer, Cancellation.NONE);
+  }
+
+  /**
+   * As above; the join and every later wait of the communicator also stop when {@code cancellation} fires
+   * (see {@link Cancellation}).
+   */
+  public static EngineCommunicator join(NettyEndpoint endpoint, String groupName, int rank,
+      List<InetSocketAddress> peers, CollectiveConfig config, ObjectSerializer serializer,
+      Cancellation cancellation) {
+    TcpTransport transport = endpoint.join(groupName, rank, peers, cancellation);
+    return new EngineCommunicator(transport, config, serializer, cancellation);
   }
 }

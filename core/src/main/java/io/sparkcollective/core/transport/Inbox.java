@@ -1,5 +1,6 @@
 package io.sparkcollective.core.transport;
 
+import io.sparkcollective.core.api.CollectiveCancelledException;
 import io.sparkcollective.core.api.CollectiveException;
 import io.sparkcollective.core.api.RemoteFailureException;
 import io.sparkcollective.core.time.NanoClock;
@@ -120,7 +121,7 @@ public final class Inbox {
       }
     }
     if (me.isInterrupted()) {
-      throw new CollectiveException("interrupted while waiting for a frame from rank " + source);
+      throw new CollectiveCancelledException("interrupted while waiting for a frame from rank " + source);
     }
   }
 

@@ -54,6 +54,7 @@ public interface Transport extends AutoCloseable {
    *
    * @return the frame, or null when {@code deadlineNanos} (on this transport's clock) passed first
    * @throws CollectiveException the transport's failure, as soon as it fails
+   * @throws io.sparkcollective.core.api.CollectiveCancelledException if the calling thread is interrupted
    */
   Frame receive(int peer, int stream, long seq, long deadlineNanos);
 

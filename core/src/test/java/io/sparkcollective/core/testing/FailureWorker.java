@@ -18,7 +18,8 @@ import java.util.List;
  * {@code --mode}: {@code loop} runs all-reduces of 16 MiB until the group fails; {@code mismatch} runs one
  * all-reduce whose length depends on the rank ({@code --odd-rank} uses another); {@code idle} runs one
  * barrier, then checks the group's health until it fails; {@code exit-after-barrier} leaves after one
- * barrier. A failure prints {@code FAILED <epoch ms> <type>: <message>} and exits 3; success prints
+ * barrier. {@code --heartbeat-timeout-ms} sets how long a silent connection is kept (heartbeats every
+ * 250 ms). A failure prints {@code FAILED <epoch ms> <type>: <message>} and exits 3; success prints
  * {@code DONE}.
  */
 public final class FailureWorker {
@@ -30,6 +31,7 @@ public final class FailureWorker {
     String secret = null;
     String mode = "loop";
     int oddRank = -1;
+    String heartbeatTimeoutMs = CollectiveConfig.defaults().heartbeatTimeoutMs() + "";
     for (int i = 0; i + 1 < args.length; i += 2) {
       switch (args[i]) {
         case "--rank":
@@ -47,6 +49,9 @@ public final class FailureWorker {
         case "--odd-rank":
           oddRank = Integer.parseInt(args[i + 1]);
           break;
+        case "--heartbeat-timeout-ms":
+          heartbeatTimeoutMs = args[i + 1];
+          break;
         default:
           break;
       }
@@ -58,7 +63,8 @@ public final class FailureWorker {
     }
     List<InetSocketAddress> list = PeerList.parse(peers);
     InetSocketAddress me = list.get(rank);
-    CollectiveConfig config = CollectiveConfig.from(java.util.Map.of(CollectiveConfig.JOIN_TIMEOUT_MS, "5000"));
+    CollectiveConfig config = CollectiveConfig.from(java.util.Map.of(CollectiveConfig.JOIN_TIMEOUT_MS, "5000",
+        CollectiveConfig.HEARTBEAT_INTERVAL_MS, "250", CollectiveConfig.HEARTBEAT_TIMEOUT_MS, heartbeatTimeoutMs));
     CollectiveOptions options = CollectiveOptions.DEFAULT.withTimeout(Duration.ofSeconds(60));
     long end = System.currentTimeMillis() + 120_000;
     try (NettyEndpoint endpoint = NettyEndpoint.start(me.getHostString(), me.getPort(), secret, config);

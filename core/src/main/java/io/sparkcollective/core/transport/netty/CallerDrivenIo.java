@@ -1,5 +1,6 @@
 package io.sparkcollective.core.transport.netty;
 
+import io.sparkcollective.core.api.CollectiveCancelledException;
 import io.sparkcollective.core.api.CollectiveException;
 import io.sparkcollective.core.time.NanoClock;
 import io.sparkcollective.core.transport.Frame;
@@ -125,6 +126,10 @@ final class CallerDrivenIo implements AutoCloseable {
       Frame f = inbox.poll(source, stream, seq);
       if (f != null) {
         return f;
+      }
+      if (Thread.currentThread().isInterrupted()) {
+        // An interrupted thread must not touch the sockets: NIO would close the channel it reads or writes.
+        throw new CollectiveCancelledException("interrupted while waiting for a frame from rank " + source);
       }
       long now = clock.nanoTime();
       if (now - deadline >= 0) {

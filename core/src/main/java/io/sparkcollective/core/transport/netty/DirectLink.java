@@ -168,7 +168,9 @@ final class DirectLink implements Link {
         if (sendRing != null) {
           toRing(msg);
         }
-        if (pending.isEmpty()) {
+        // An interrupted thread (a killed task's) leaves its bytes to the driver of the sockets: NIO closes a
+        // channel that an interrupted thread writes to, which would drop every group's connection to the peer.
+        if (pending.isEmpty() && !Thread.currentThread().isInterrupted()) {
           writeSome(msg);
           if (!msg.isReadable()) {
             msg.release();

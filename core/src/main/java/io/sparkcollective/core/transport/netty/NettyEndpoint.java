@@ -21,7 +21,9 @@ import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.Promise;
+import io.sparkcollective.core.api.Cancellation;
 import io.sparkcollective.core.api.CollectiveAuthenticationException;
+import io.sparkcollective.core.api.CollectiveCancelledException;
 import io.sparkcollective.core.api.CollectiveException;
 import io.sparkcollective.core.api.CollectiveTimeoutException;
 import io.sparkcollective.core.api.CollectiveUsageException;
@@ -60,6 +62,8 @@ import org.slf4j.LoggerFactory;
 public final class NettyEndpoint implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(NettyEndpoint.class);
   private static final long PENDING_JOIN_TTL_NANOS = TimeUnit.MINUTES.toNanos(2);
+  /** Pause before dialling again a peer whose endpoint is not up yet, while joining. */
+  private static final long JOIN_RETRY_MS = 50;
 
   private final CollectiveConfig config;
   private final SecretHandshake handshake;
@@ -298,6 +302,16 @@ public final class NettyEndpoint implements AutoCloseable {
    * @throws CollectiveTimeoutException naming the ranks that did not join within the join timeout
    */
   public TcpTransport join(String groupName, int rank, List<InetSocketAddress> peers) {
+    return join(groupName, rank, peers, Cancellation.NONE);
+  }
+
+  /**
+   * As {@link #join(String, int, List)}, leaving the wait when {@code cancellation} fires or the thread is
+   * interrupted.
+   *
+   * @throws CollectiveCancelledException if it did
+   */
+  public TcpTransport join(String groupName, int rank, List<InetSocketAddress> peers, Cancellation cancellation) {
     if (closed) {
       throw new CollectiveUsageException("endpoint " + addressKey + " is closed");
     }
@@ -330,10 +344,10 @@ public final class NettyEndpoint implements AutoCloseable {
     try {
       for (int p = 0; p < size; p++) {
         if (p != rank) {
-          sendJoin(t, p, deadline);
+          sendJoin(t, p, deadline, cancellation);
         }
       }
-      t.awaitJoined(deadline);
+      t.awaitJoined(deadline, cancellation);
       return t;
     } catch (RuntimeException e) {
       t.close();
@@ -411,8 +425,9 @@ public final class NettyEndpoint implements AutoCloseable {
     return slot[rank];
   }
 
-  private void sendJoin(TcpTransport t, int peer, long deadline) {
+  private void sendJoin(TcpTransport t, int peer, long deadline, Cancellation cancellation) {
     while (true) {
+      t.checkCancelled(cancellation);
       try {
         ByteBuf out = PooledByteBufAllocator.DEFAULT.buffer(32);
         WireFormat.begin(out, WireFormat.JOIN);
@@ -430,10 +445,11 @@ public final class NettyEndpoint implements AutoCloseable {
               + config.joinTimeoutMs() + " ms: " + e.getMessage());
         }
         try {
-          Thread.sleep(50);
+          Thread.sleep(JOIN_RETRY_MS);
         } catch (InterruptedException ie) {
           Thread.currentThread().interrupt();
-          throw new CollectiveException("interrupted while joining " + t.groupName(), ie);
+          throw new CollectiveCancelledException("rank " + t.rank() + " of group " + t.groupName()
+              + " was interrupted while joining");
         }
       }
     }
@@ -540,19 +556,8 @@ public final class NettyEndpoint implements AutoCloseable {
     }
     InetSocketAddress target = remote != null ? remote : parse(key);
     if (isIoThread()) {
-      // Never block an I/O thread: write once the connection is ready, or drop the message if it fails.
-      Promise<Link> p = connectionPromise(connectionKey, key, target);
-      p.addListener(f -> {
-        if (f.isSuccess() && p.getNow().isActive()) {
-          try {
-            p.getNow().write(msg);
-          } catch (CollectiveException e) {
-            LOG.debug("{}: message to {} lost with its connection", addressKey, key, e);
-          }
-        } else {
-          msg.release();
-        }
-      });
+      // Never block an I/O thread.
+      writeWhenConnected(connectionKey, key, target, msg);
       return;
     }
     Link link;
@@ -563,6 +568,36 @@ public final class NettyEndpoint implements AutoCloseable {
       throw e;
     }
     link.write(msg);
+  }
+
+  /**
+   * As {@link #write(String, String, InetSocketAddress, ByteBuf)}, but never waits for a connection: the message
+   * goes once the connection is up, or is dropped (released) if it cannot be made. For the notices a rank owes
+   * its peers when it fails or leaves (ABORT, LEAVE): dialling a peer that is frozen or gone must not hold back
+   * the notices to the others for the connect timeout, and a peer that cannot be reached learns of the failure
+   * from its own lost connection.
+   */
+  void writeWithoutWaiting(String connectionKey, String key, InetSocketAddress remote, ByteBuf msg) {
+    if (key.equals(addressKey)) {
+      deliverLocally(msg);
+      return;
+    }
+    writeWhenConnected(connectionKey, key, remote != null ? remote : parse(key), msg);
+  }
+
+  private void writeWhenConnected(String connectionKey, String key, InetSocketAddress target, ByteBuf msg) {
+    Promise<Link> p = connectionPromise(connectionKey, key, target);
+    p.addListener(f -> {
+      if (f.isSuccess() && p.getNow().isActive()) {
+        try {
+          p.getNow().write(msg);
+        } catch (CollectiveException e) {
+          LOG.debug("{}: message to {} lost with its connection", addressKey, key, e);
+        }
+      } else {
+        msg.release();
+      }
+    });
   }
 
   /** The name of connection number {@code channel} (from 0) to endpoint {@code key}. */

@@ -2,6 +2,8 @@ package io.sparkcollective.core.transport.netty;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.sparkcollective.core.api.Cancellation;
+import io.sparkcollective.core.api.CollectiveCancelledException;
 import io.sparkcollective.core.api.CollectiveException;
 import io.sparkcollective.core.api.CollectiveTimeoutException;
 import io.sparkcollective.core.api.CollectiveUsageException;
@@ -28,6 +30,9 @@ import java.util.zip.CRC32C;
  * the payload out of the message and leaves the message to its caller, who releases it.
  */
 public final class TcpTransport implements Transport {
+  /** Longest wait between looks at the join's refusal, failure, cancellation and deadline. */
+  private static final long JOIN_CHECK_MS = 10;
+
   private final NettyEndpoint endpoint;
   private final long groupId;
   private final String groupName;
@@ -187,7 +192,7 @@ public final class TcpTransport implements Transport {
     }
   }
 
-  void awaitJoined(long deadlineNanos) {
+  void awaitJoined(long deadlineNanos, Cancellation cancellation) {
     synchronized (joined) {
       while (true) {
         if (joinRefusal != null) {
@@ -197,6 +202,7 @@ public final class TcpTransport implements Transport {
         if (f != null) {
           throw f;
         }
+        checkCancelled(cancellation);
         List<Integer> missing = new ArrayList<>();
         for (int r = 0; r < size; r++) {
           if (!joined[r]) {
@@ -212,12 +218,20 @@ public final class TcpTransport implements Transport {
               + ": ranks " + missing + " did not join within " + endpoint.config().joinTimeoutMs() + " ms");
         }
         try {
-          joined.wait(Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(left), 50)));
+          joined.wait(Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(left), JOIN_CHECK_MS)));
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
-          throw new CollectiveException("interrupted while joining " + groupName, e);
+          checkCancelled(cancellation);
         }
       }
+    }
+  }
+
+  /** Throws if the joining rank's caller was cancelled (or its thread interrupted). */
+  void checkCancelled(Cancellation cancellation) {
+    String why = Cancellation.check(cancellation);
+    if (why != null) {
+      throw new CollectiveCancelledException("rank " + rank + " of group " + groupName + " left the join: " + why);
     }
   }
 
@@ -395,11 +409,7 @@ public final class TcpTransport implements Transport {
       out.writeLongLE(groupId).writeIntLE(rank).writeIntLE(p).writeIntLE(origin);
       WireFormat.writeString(out, reason);
       WireFormat.finish(out, 0);
-      try {
-        endpoint.write(connectionKeys[p], peerKeys[p], peerAddresses[p], out);
-      } catch (CollectiveException ignored) {
-        // A peer we cannot reach learns of the failure from its own lost connection.
-      }
+      endpoint.writeWithoutWaiting(connectionKeys[p], peerKeys[p], peerAddresses[p], out);
     }
   }
 
@@ -440,11 +450,7 @@ public final class TcpTransport implements Transport {
       WireFormat.begin(out, WireFormat.LEAVE);
       out.writeLongLE(groupId).writeIntLE(rank).writeIntLE(p);
       WireFormat.finish(out, 0);
-      try {
-        endpoint.write(connectionKeys[p], peerKeys[p], peerAddresses[p], out);
-      } catch (CollectiveException ignored) {
-        // Already unreachable: nothing to tell.
-      }
+      endpoint.writeWithoutWaiting(connectionKeys[p], peerKeys[p], peerAddresses[p], out);
     }
   }
 }

@@ -52,6 +52,58 @@ class MultiProcessFailureTest {
 
   private static final List<String> JVM = List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
 
+  @Test
+  void shouldFailEveryOtherRankWithinTheHeartbeatTimeoutWhenARankIsFrozen(@TempDir Path logs) throws Exception {
+    int n = 3;
+    int victim = 1;
+    long heartbeatTimeoutMs = 2000;
+    try (LocalLauncher launcher = LocalLauncher.start(n, FailureWorker.class.getName(),
+        r -> List.of("--mode", "loop", "--heartbeat-timeout-ms", Long.toString(heartbeatTimeoutMs)),
+        List.of("-Xmx512m", "-XX:+UseSerialGC"), logs, "s")) {
+      long deadline = System.currentTimeMillis() + 90_000;
+      for (int r = 0; r < n; r++) {
+        while (!Files.readString(launcher.log(r)).contains("JOINED")) {
+          assertTrue(System.currentTimeMillis() < deadline, "rank " + r + " did not join: " + log(launcher, r));
+          Thread.sleep(20);
+        }
+      }
+      Thread.sleep(1000); // well into the all-reduce loop
+      long pid = launcher.process(victim).pid();
+      long frozenAt = System.currentTimeMillis();
+      // SIGSTOP: the process keeps its sockets open but sends nothing, not even heartbeats.
+      signal("STOP", pid);
+      try {
+        for (int r = 0; r < n; r++) {
+          if (r != victim) {
+            assertTrue(launcher.process(r).waitFor(60, TimeUnit.SECONDS), "rank " + r + " still waits");
+          }
+        }
+      } finally {
+        signal("CONT", pid);
+      }
+      for (int r = 0; r < n; r++) {
+        if (r == victim) {
+          continue;
+        }
+        int[] codes = {launcher.process(0).exitValue(), 0, launcher.process(2).exitValue()};
+        String line = failure(launcher, codes, r);
+        long failedAt = Long.parseLong(line.split(" ")[1]);
+        System.out.println("rank " + r + " failed " + (failedAt - frozenAt) + " ms after the freeze: " + line);
+        assertTrue(failedAt - frozenAt < heartbeatTimeoutMs + 1000, "rank " + r + " failed " + (failedAt - frozenAt)
+            + " ms after the freeze (bound: heartbeat timeout " + heartbeatTimeoutMs + " ms + 1 s)");
+        assertTrue(failedAt - frozenAt >= heartbeatTimeoutMs / 2, "rank " + r + " failed before any heartbeat "
+            + "could be missed: " + line);
+        assertTrue(line.contains("heartbeat") || line.contains("rank " + victim), "names the silence or the rank: "
+            + line);
+      }
+    }
+  }
+
+  private static void signal(String sig, long pid) throws Exception {
+    Process p = new ProcessBuilder("kill", "-" + sig, Long.toString(pid)).inheritIO().start();
+    assertTrue(p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0, "kill -" + sig + " " + pid);
+  }
+
   /** The FAILED line of a rank that must have failed with the library's exception. */
   private static String failure(LocalLauncher launcher, int[] codes, int rank) throws Exception {
     String out = log(launcher, rank);
