@@ -26,7 +26,8 @@ import org.slf4j.LoggerFactory;
  * killed, the attempt failed or was cancelled, an executor of a forming group was lost): the attempt's
  * forming group is dropped and every JOIN of that attempt, then or later, is answered with the reason, naming
  * the task, its executor and its error. Ranks already in a formed group leave it through Spark's own kill of
- * the attempt's other tasks, which their waits check (see {@link CollectiveExecutorPlugin}).
+ * the attempt's other tasks, which their waits check (see {@link CollectiveExecutorPlugin}); a WHY then gives
+ * them the attempt's first failure for their error.
  */
 public final class CollectiveDriverPlugin implements DriverPlugin {
   private static final Logger LOG = LoggerFactory.getLogger(CollectiveDriverPlugin.class);
@@ -80,6 +81,12 @@ public final class CollectiveDriverPlugin implements DriverPlugin {
     if (Messages.JOIN.equals(kind)) {
       return join(Messages.Join.decode((String[]) message)).encode();
     }
+    if (Messages.WHY.equals(kind)) {
+      Messages.Why m = Messages.Why.decode((String[]) message);
+      Failure f = failedAttempts.get(attemptKey(m.stageId, m.stageAttempt));
+      return (f == null ? Messages.JoinReply.waitForPeers()
+          : Messages.JoinReply.attemptFailed(f.rank, f.executorLost, f.reason)).encode();
+    }
     throw new IllegalArgumentException("unexpected message " + Messages.describe(message));
   }
 
@@ -122,10 +129,11 @@ public final class CollectiveDriverPlugin implements DriverPlugin {
 
   /**
    * Attempt {@code stageAttempt} of stage {@code stageId} can no longer complete: {@code reason} (the rank
-   * whose task failed, or -1). Only its first failure is kept; its forming group is dropped.
+   * whose task failed, or -1; whether it failed because its executor was lost). Only its first failure is
+   * kept; its forming group is dropped.
    */
-  synchronized void attemptFailed(int stageId, int stageAttempt, int rank, String reason) {
-    recordFailure(stageId, stageAttempt, new Failure(rank, false, reason));
+  synchronized void attemptFailed(int stageId, int stageAttempt, int rank, boolean executorLost, String reason) {
+    recordFailure(stageId, stageAttempt, new Failure(rank, executorLost, reason));
   }
 
   private void recordFailure(int stageId, int stageAttempt, Failure failure) {

@@ -42,6 +42,8 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
   private static volatile CollectiveExecutorPlugin instance;
   /** Longest pause between two JOIN asks of a rank whose group is not complete yet. */
   private static final long JOIN_POLL_MAX_MICROS = 5000;
+  /** How long a killed task waits for the driver to say why its attempt failed (round trips take 1-17 ms). */
+  private static final long WHY_WAIT_MS = 50;
 
   static final String MDC_GROUP = "collective.group";
   static final String MDC_RANK = "collective.rank";
@@ -53,6 +55,7 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
   private CollectiveMetrics metrics;
   private volatile String appId;
   private volatile Throwable startFailure;
+  private volatile java.util.concurrent.ExecutorService driverAsks;
 
   /**
    * The application id, read at the first barrier task: in local mode the executor and its plugins start
@@ -86,6 +89,7 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
       this.metrics = new CollectiveMetrics(ctx.metricRegistry());
       this.config = SparkSettings.config(ctx.conf());
       this.secret = extraConf.get(CollectiveDriverPlugin.SECRET_KEY);
+      this.driverAsks = driverAsker();
       if (SparkEnv.get().blockManager().blockManagerId() != null) {
         startEndpoint();
       }
@@ -157,9 +161,24 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     return g;
   }
 
+  /**
+   * Runs asks to the driver that a caller must not wait for longer than it chooses (PluginContext.ask has no
+   * deadline of its own); one thread per executor, made at start.
+   */
+  private static java.util.concurrent.ExecutorService driverAsker() {
+    return java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "collective-driver-ask");
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
   @Override
   public void shutdown() {
     instance = null;
+    if (driverAsks != null) {
+      driverAsks.shutdownNow();
+    }
     if (endpoint != null) {
       endpoint.close();
     }
@@ -195,6 +214,8 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     final int stageId;
     final int stageAttempt;
     final Cancellation killed;
+    private final BarrierTaskContext task;
+    private volatile String killReason;
     EngineCommunicator comm;
 
     TaskGroup(BarrierTaskContext task, String name) {
@@ -203,10 +224,38 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
       this.size = task.getTaskInfos().length;
       this.stageId = task.stageId();
       this.stageAttempt = task.stageAttemptNumber();
-      long taskId = task.taskAttemptId();
-      this.killed = () -> task.isInterrupted() ? "task " + taskId + " (rank " + rank + " of " + name
-          + ") was killed by Spark: " + StageAttemptListener.firstLine(task.getKillReason().isDefined()
-          ? task.getKillReason().get() : null) : null;
+      this.task = task;
+      this.killed = () -> task.isInterrupted() ? killReason() : null;
+    }
+
+    /**
+     * Why Spark killed this task: its own reason (which names the task whose failure made Spark kill the
+     * others) and the attempt's first failure as the driver plugin knows it (task, executor, error), if it
+     * answers within {@link #WHY_WAIT_MS}. Worked out once, when the kill is first seen.
+     */
+    private String killReason() {
+      String r = killReason;
+      if (r == null) {
+        r = "task " + task.taskAttemptId() + " (rank " + rank + " of " + name + ") was killed by Spark: "
+            + StageAttemptListener.firstLine(task.getKillReason().isDefined() ? task.getKillReason().get() : null)
+            + firstFailure();
+        killReason = r;
+      }
+      return r;
+    }
+
+    private String firstFailure() {
+      try {
+        Object answer = driverAsks.submit(() -> ctx.ask(new Messages.Why(stageId, stageAttempt).encode()))
+            .get(WHY_WAIT_MS, TimeUnit.MILLISECONDS);
+        Messages.JoinReply why = Messages.JoinReply.decode(answer);
+        return why.attemptFailed ? "; the attempt's first failure: " + why.error : "";
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return "";
+      } catch (Exception e) {
+        return ""; // the driver is slow or gone: Spark's own reason has to do
+      }
     }
 
     Communicator communicator() {

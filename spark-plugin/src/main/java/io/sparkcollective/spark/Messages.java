@@ -16,6 +16,7 @@ final class Messages {
   static final String REGISTER = "collective.register";
   static final String JOIN = "collective.join";
   static final String REPLY = "collective.reply";
+  static final String WHY = "collective.why";
 
   /** The kind of an encoded message, or null if it is not one of these. */
   static String kind(Object message) {
@@ -160,6 +161,33 @@ final class Messages {
           return peers(Arrays.asList(m).subList(2, m.length));
         default:
           throw new IllegalArgumentException("unexpected answer from the driver plugin: " + describe(reply));
+      }
+    }
+  }
+
+  /**
+   * Why did attempt {@code stageAttempt} of stage {@code stageId} fail? Answered like a {@link Join} whose
+   * attempt failed, or with "wait" if the driver knows of no failure (yet).
+   */
+  static final class Why {
+    final int stageId;
+    final int stageAttempt;
+
+    Why(int stageId, int stageAttempt) {
+      this.stageId = stageId;
+      this.stageAttempt = stageAttempt;
+    }
+
+    String[] encode() {
+      return new String[] {WHY, Integer.toString(stageId), Integer.toString(stageAttempt)};
+    }
+
+    static Why decode(String[] m) {
+      check(m, WHY, 3);
+      try {
+        return new Why(Integer.parseInt(m[1]), Integer.parseInt(m[2]));
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("malformed " + WHY + " message: " + Arrays.toString(m), e);
       }
     }
   }

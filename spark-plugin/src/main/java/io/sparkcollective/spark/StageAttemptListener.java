@@ -1,5 +1,6 @@
 package io.sparkcollective.spark;
 
+import org.apache.spark.ExecutorLostFailure;
 import org.apache.spark.TaskFailedReason;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerExecutorRemoved;
@@ -24,7 +25,8 @@ final class StageAttemptListener extends SparkListener {
   public void onTaskEnd(SparkListenerTaskEnd end) {
     if (end.reason() instanceof TaskFailedReason) {
       TaskInfo t = end.taskInfo();
-      plugin.attemptFailed(end.stageId(), end.stageAttemptId(), t.partitionId(), "task " + t.taskId()
+      plugin.attemptFailed(end.stageId(), end.stageAttemptId(), t.partitionId(),
+          end.reason() instanceof ExecutorLostFailure, "task " + t.taskId()
           + " (partition " + t.partitionId() + ") on executor " + t.executorId() + " (" + t.host() + ") failed: "
           + firstLine(((TaskFailedReason) end.reason()).toErrorString()));
     }
@@ -33,7 +35,7 @@ final class StageAttemptListener extends SparkListener {
   @Override
   public void onStageCompleted(SparkListenerStageCompleted completed) {
     if (completed.stageInfo().failureReason().isDefined()) {
-      plugin.attemptFailed(completed.stageInfo().stageId(), completed.stageInfo().attemptNumber(), -1,
+      plugin.attemptFailed(completed.stageInfo().stageId(), completed.stageInfo().attemptNumber(), -1, false,
           "the stage attempt failed: " + firstLine(completed.stageInfo().failureReason().get()));
     }
   }

@@ -211,6 +211,9 @@ class FaultCampaignTest {
         if (background != null) {
           background.join();
         }
+        if (record) {
+          write(dir, "done-" + rank, Long.toString(System.currentTimeMillis()));
+        }
         return Collections.singletonList(w).iterator();
       } catch (Throwable t) {
         if (record) {
@@ -464,10 +467,14 @@ class FaultCampaignTest {
         continue;
       }
       Path failed = dir.resolve("failed-" + rank);
+      Path done = dir.resolve("done-" + rank);
       // A cancelled job returns before its tasks are done: give their reports (which carry their own time) a while.
       long waitUntil = System.currentTimeMillis() + 10_000;
-      while (!Files.exists(failed) && System.currentTimeMillis() < waitUntil) {
+      while (!Files.exists(failed) && !Files.exists(done) && System.currentTimeMillis() < waitUntil) {
         Thread.sleep(10);
+      }
+      if (Files.exists(done)) {
+        continue; // its last all-reduce completed before the fault: it was waiting for nothing
       }
       if (!Files.exists(failed)) {
         o.problems.add("rank " + rank + " never reported leaving its call");
@@ -484,8 +491,10 @@ class FaultCampaignTest {
         o.problems.add("rank " + rank + " failed with something other than the library's exception: " + report);
       }
     }
-    if (executors.size() < TASKS && inj.point == Point.BEFORE_JOIN) {
-      o.problems.add("only " + executors.size() + " ranks started");
+    // Every rank judged: all started, but for the victim's executor mates that a halt may take before they do.
+    long elsewhere = executors.values().stream().filter(x -> !x.equals(victimExecutor)).count();
+    if (inj.kind == Kind.HALT ? elsewhere < TASKS / 2 : executors.size() < TASKS) {
+      o.problems.add("only " + executors.size() + " ranks started: " + executors);
     }
   }
 
@@ -581,7 +590,7 @@ class FaultCampaignTest {
       leaks.append("| ").append(e.getKey()).append(" | ").append(p.size()).append(" | ").append(first[0])
           .append(" / ").append(last[0]).append(" | ").append(first[1]).append(" / ").append(last[1]).append(" | ")
           .append(first[2] >> 20).append(" / ").append(last[2] >> 20).append(" |\n");
-      if (p.size() >= 3 && (last[0] > first[0] + 2 || last[1] > first[1] + 16 || last[2] > first[2] + (32 << 20))) {
+      if (p.size() >= 3 && (last[0] > first[0] || last[1] > first[1] + 8 || last[2] > first[2] + (16 << 20))) {
         failures.add("executor " + e.getKey() + " grew from " + Arrays.toString(first) + " to "
             + Arrays.toString(last) + " (threads, fds, direct bytes) over " + p.size() + " probes");
       }

@@ -4,8 +4,8 @@ package io.sparkcollective.core.api;
  * The host framework's stop signal for one rank, which every blocking wait of that rank's group checks
  * between short slices (at most a few tens of milliseconds apart): the join, each collective, the object
  * collectives, barrier, send/recv and the operations behind async futures. In Spark it is the task's kill
- * flag, so a task that Spark kills (a failed barrier peer, a cancelled job or stage, a speculative copy)
- * leaves its call at once; outside Spark it is whatever the caller stops on. An interrupted thread is
+ * flag, so a task that Spark kills (because a barrier peer failed, or its job or stage was cancelled) leaves
+ * its call at once; outside Spark it is whatever the caller stops on. An interrupted thread is
  * cancelled as well, whatever this says.
  *
  * <p>When it fires, the waiting call throws {@link CollectiveCancelledException} and the group is aborted,

@@ -173,6 +173,76 @@ class CancellationTest {
     }
   }
 
+  @org.junit.jupiter.api.Test
+  @Timeout(60)
+  void shouldKeepTheConnectionOtherGroupsUseWhenAnInterruptedRankAborts() throws Exception {
+    // The connection between two endpoints carries every group between them: a rank interrupted while it
+    // waits or sends must fail its own group only (Java closes a blocking channel that an interrupted thread
+    // uses; the endpoint's sockets are non-blocking, which must stay so).
+    try (TcpCluster cluster = new TcpCluster(2, TCP_CALLER)) {
+      List<Communicator> bystanders = cluster.group("bystanders");
+      List<Communicator> victims = cluster.group("victims");
+      AtomicReference<Throwable> thrown = new AtomicReference<>();
+      Thread t = new Thread(() -> {
+        try {
+          victims.get(0).allReduce(new float[1 << 20], ReduceOp.SUM);
+        } catch (Throwable e) {
+          thrown.set(e);
+        }
+      }, "victim");
+      t.start();
+      Thread.sleep(300);
+      t.interrupt();
+      t.join(10_000);
+      assertInstanceOf(CollectiveCancelledException.class, thrown.get(), String.valueOf(thrown.get()));
+      CollectiveException peer = assertThrows(CollectiveException.class,
+          () -> victims.get(1).allReduce(new float[4], ReduceOp.SUM));
+      assertInstanceOf(RemoteFailureException.class, peer, "the ABORT arrived, not a dropped connection: " + peer);
+      long connections = cluster.endpoint(0).openConnections();
+      // A thread interrupted while it sends (between two of its checks) still sends, without closing the link:
+      // here a stray frame of a later operation, which the peer keeps queued and never matches.
+      io.sparkcollective.core.transport.Transport link = ((EngineCommunicator) bystanders.get(0)).transport();
+      io.sparkcollective.core.transport.Frame stray = link.acquire(16);
+      stray.payload().size(16);
+      stray.header(io.sparkcollective.core.api.CollectiveKind.ALL_REDUCE.wireCode(), 0, 99, 0, 0,
+          io.sparkcollective.core.api.DType.F32.wireCode(), ReduceOp.SUM.wireCode(), -1, 0, 4, 0);
+      Thread.currentThread().interrupt();
+      try {
+        link.send(1, stray);
+      } finally {
+        assertTrue(Thread.interrupted(), "the interrupt status is left as it was");
+      }
+      // The other group between the same endpoints goes on over the same connections.
+      ExecutorService pool = Executors.newFixedThreadPool(2);
+      try {
+        List<Future<float[]>> sums = new ArrayList<>();
+        for (int r = 0; r < 2; r++) {
+          int rank = r;
+          sums.add(pool.submit(() -> {
+            float[] v = new float[100_000];
+            java.util.Arrays.fill(v, rank + 1);
+            bystanders.get(rank).allReduce(v, ReduceOp.SUM);
+            return v;
+          }));
+        }
+        for (Future<float[]> f : sums) {
+          float[] v = f.get(30, TimeUnit.SECONDS);
+          assertEquals(3f, v[0]);
+          assertEquals(3f, v[v.length - 1]);
+        }
+      } finally {
+        pool.shutdownNow();
+      }
+      assertEquals(connections, cluster.endpoint(0).openConnections(), "no connection was dropped and redialled");
+      for (Communicator c : victims) {
+        c.close();
+      }
+      for (Communicator c : bystanders) {
+        c.close();
+      }
+    }
+  }
+
   /** A group of 3 ranks over one transport, each rank with its own cancellation. */
   private static final class Group implements AutoCloseable {
     final List<Communicator> comms = new ArrayList<>();

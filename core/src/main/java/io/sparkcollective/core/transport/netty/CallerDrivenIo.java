@@ -128,7 +128,7 @@ final class CallerDrivenIo implements AutoCloseable {
         return f;
       }
       if (Thread.currentThread().isInterrupted()) {
-        // An interrupted thread must not touch the sockets: NIO would close the channel it reads or writes.
+        // A socket poll returns at once while the thread is interrupted: leave instead of spinning on it.
         throw new CollectiveCancelledException("interrupted while waiting for a frame from rank " + source);
       }
       long now = clock.nanoTime();

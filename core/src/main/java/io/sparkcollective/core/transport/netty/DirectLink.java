@@ -168,9 +168,7 @@ final class DirectLink implements Link {
         if (sendRing != null) {
           toRing(msg);
         }
-        // An interrupted thread (a killed task's) leaves its bytes to the driver of the sockets: NIO closes a
-        // channel that an interrupted thread writes to, which would drop every group's connection to the peer.
-        if (pending.isEmpty() && !Thread.currentThread().isInterrupted()) {
+        if (pending.isEmpty()) {
           writeSome(msg);
           if (!msg.isReadable()) {
             msg.release();
