@@ -166,11 +166,14 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
    * deadline of its own); one thread per executor, made at start.
    */
   private static java.util.concurrent.ExecutorService driverAsker() {
-    return java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, "collective-driver-ask");
-      t.setDaemon(true);
-      return t;
-    });
+    java.util.concurrent.ThreadPoolExecutor e = new java.util.concurrent.ThreadPoolExecutor(1, 1, 0,
+        TimeUnit.MILLISECONDS, new java.util.concurrent.LinkedBlockingQueue<>(), r -> {
+          Thread t = new Thread(r, "collective-driver-ask");
+          t.setDaemon(true);
+          return t;
+        });
+    e.prestartAllCoreThreads();
+    return e;
   }
 
   @Override
