@@ -21,6 +21,14 @@ public final class NettyLeaks<T> extends ResourceLeakDetector<T> {
     constructed = true;
   }
 
+  /**
+   * The older form, which Netty looks for first (and logs an error when it is missing) before the one above.
+   * {@code maxActive} has no meaning any more.
+   */
+  public NettyLeaks(Class<?> resourceType, int samplingInterval, long maxActive) {
+    this(resourceType, samplingInterval);
+  }
+
   @Override
   protected void reportTracedLeak(String resourceType, String records) {
     REPORTS.add(resourceType + " leaked:" + records);

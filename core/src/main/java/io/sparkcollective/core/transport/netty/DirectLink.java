@@ -56,6 +56,8 @@ final class DirectLink implements Link {
   private final Object writeLock = new Object();
   private final ArrayDeque<ByteBuf> pending = new ArrayDeque<>();
   private final ByteBuffer staging = ByteBuffer.allocateDirect(STAGING_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+  /** The header of the DATA message being read (reading thread only, under the read lock). */
+  private final DataHeader header = new DataHeader();
   private SelectionKey key;
   private boolean writeInterest;
   private volatile boolean closed;
@@ -194,22 +196,21 @@ final class DirectLink implements Link {
   /** Moves the payload of a DATA message into the shared-memory ring if it fits there (under the write lock). */
   private void toRing(ByteBuf msg) {
     int start = msg.readerIndex();
-    int n = msg.readableBytes() - WireFormat.DATA_HEADER_BYTES;
+    int n = msg.readableBytes() - DataHeader.BYTES;
     if (n < SHARED_MIN_BYTES || msg.getByte(start + WireFormat.TYPE_OFFSET) != WireFormat.DATA) {
       return;
     }
-    ByteBuffer payload = msg.internalNioBuffer(start + WireFormat.DATA_HEADER_BYTES, n);
+    ByteBuffer payload = msg.internalNioBuffer(start + DataHeader.BYTES, n);
     long pos = sendRing.put(payload, payload.position(), n);
     if (pos < 0) {
       return;
     }
-    int descriptor = start + WireFormat.DATA_HEADER_BYTES;
-    msg.setLongLE(descriptor, pos);
-    msg.setIntLE(descriptor + 8, n);
-    msg.writerIndex(descriptor + WireFormat.SHARED_DESCRIPTOR_BYTES);
-    msg.setByte(start + WireFormat.FLAGS_OFFSET, msg.getByte(start + WireFormat.FLAGS_OFFSET)
-        | WireFormat.FLAG_SHARED_MEMORY);
-    msg.setIntLE(start, WireFormat.DATA_HEADER_BYTES + WireFormat.SHARED_DESCRIPTOR_BYTES
+    msg.setLongLE(start + DataHeader.SHARED_POSITION_OFFSET, pos);
+    msg.setIntLE(start + DataHeader.SHARED_LENGTH_OFFSET, n);
+    msg.writerIndex(start + DataHeader.BYTES + DataHeader.SHARED_DESCRIPTOR_BYTES);
+    msg.setByte(start + DataHeader.FLAGS_OFFSET, msg.getByte(start + DataHeader.FLAGS_OFFSET)
+        | DataHeader.FLAG_SHARED_MEMORY);
+    msg.setIntLE(start, DataHeader.BYTES + DataHeader.SHARED_DESCRIPTOR_BYTES
         - WireFormat.LENGTH_FIELD_BYTES);
   }
 
@@ -332,18 +333,18 @@ final class DirectLink implements Link {
         }
         byte type = in.get(start + WireFormat.TYPE_OFFSET);
         if (type == WireFormat.DATA) {
-          if (length + WireFormat.LENGTH_FIELD_BYTES < WireFormat.DATA_HEADER_BYTES) {
+          if (length + WireFormat.LENGTH_FIELD_BYTES < DataHeader.BYTES) {
             return "it sent a truncated message";
           }
-          if (in.remaining() < WireFormat.DATA_HEADER_BYTES) {
+          if (in.remaining() < DataHeader.BYTES) {
             break;
           }
-          if ((in.get(start + WireFormat.FLAGS_OFFSET) & WireFormat.FLAG_SHARED_MEMORY) != 0) {
-            if (length + WireFormat.LENGTH_FIELD_BYTES != WireFormat.DATA_HEADER_BYTES
-                + WireFormat.SHARED_DESCRIPTOR_BYTES) {
+          if ((in.get(start + DataHeader.FLAGS_OFFSET) & DataHeader.FLAG_SHARED_MEMORY) != 0) {
+            if (length + WireFormat.LENGTH_FIELD_BYTES != DataHeader.BYTES
+                + DataHeader.SHARED_DESCRIPTOR_BYTES) {
               return "it sent a shared-memory frame of " + length + " bytes";
             }
-            if (in.remaining() < WireFormat.DATA_HEADER_BYTES + WireFormat.SHARED_DESCRIPTOR_BYTES) {
+            if (in.remaining() < DataHeader.BYTES + DataHeader.SHARED_DESCRIPTOR_BYTES) {
               break;
             }
             String bad = sharedData(in, start);
@@ -352,7 +353,7 @@ final class DirectLink implements Link {
             }
             continue;
           }
-          startData(in, start, (int) (length + WireFormat.LENGTH_FIELD_BYTES - WireFormat.DATA_HEADER_BYTES));
+          startData(in, start, (int) (length + WireFormat.LENGTH_FIELD_BYTES - DataHeader.BYTES));
           if (bodyRemaining > 0) {
             // The rest of the payload comes straight from the socket.
             break;
@@ -368,7 +369,7 @@ final class DirectLink implements Link {
               .limit(start + WireFormat.LENGTH_FIELD_BYTES + (int) length).slice();
           in.position(start + WireFormat.LENGTH_FIELD_BYTES + (int) length);
           String bad = type == WireFormat.SHM_OFFER ? attachRing(slice.order(ByteOrder.LITTLE_ENDIAN))
-              : MessageHandler.dispatch(endpoint, remoteKey, type, Unpooled.wrappedBuffer(slice));
+              : MessageDispatcher.dispatch(endpoint, remoteKey, type, Unpooled.wrappedBuffer(slice), header);
           if (bad != null) {
             return bad;
           }
@@ -383,7 +384,7 @@ final class DirectLink implements Link {
   /** A DATA message starts at {@code start}; its header is in the staging buffer, its payload has {@code n} bytes. */
   private void startData(ByteBuffer in, int start, int n) {
     beginBody(in, start, n, false);
-    in.position(start + WireFormat.DATA_HEADER_BYTES);
+    in.position(start + DataHeader.BYTES);
     int here = Math.min(n, in.remaining());
     if (body != null) {
       bodyView.put(bodyView.position(), in, in.position(), here);
@@ -404,15 +405,15 @@ final class DirectLink implements Link {
     if (recvRing == null) {
       return "it sent a shared-memory frame without a ring";
     }
-    long pos = in.getLong(start + WireFormat.DATA_HEADER_BYTES);
-    int n = in.getInt(start + WireFormat.DATA_HEADER_BYTES + 8);
+    long pos = in.getLong(start + DataHeader.SHARED_POSITION_OFFSET);
+    int n = in.getInt(start + DataHeader.SHARED_LENGTH_OFFSET);
     String bad = recvRing.check(pos, n);
     if (bad != null) {
       return bad;
     }
     beginBody(in, start, n, true);
     recvRing.take(pos, n, body);
-    in.position(start + WireFormat.DATA_HEADER_BYTES + WireFormat.SHARED_DESCRIPTOR_BYTES);
+    in.position(start + DataHeader.BYTES + DataHeader.SHARED_DESCRIPTOR_BYTES);
     io.countShared();
     finishBody();
     return null;
@@ -423,23 +424,14 @@ final class DirectLink implements Link {
    * {@code lent} a frame without payload memory of its own.
    */
   private void beginBody(ByteBuffer in, int start, int n, boolean lent) {
-    long group = in.getLong(start + WireFormat.GROUP_OFFSET);
-    int dest = in.getInt(start + WireFormat.DEST_OFFSET);
-    TcpTransport t = endpoint.rankFor(remoteKey, group, dest);
-    Frame f = null;
-    if (t != null) {
-      f = t.acceptData(in.get(start + WireFormat.KIND_OFFSET) & 0xFF, in.get(start + WireFormat.DTYPE_OFFSET) & 0xFF,
-          in.get(start + WireFormat.OP_OFFSET) & 0xFF, in.get(start + WireFormat.ALGORITHM_OFFSET) & 0xFF,
-          in.getShort(start + WireFormat.STREAM_OFFSET) & 0xFFFF, in.getInt(start + WireFormat.SOURCE_OFFSET),
-          in.getInt(start + WireFormat.STEP_OFFSET), in.getLong(start + WireFormat.SEQ_OFFSET),
-          in.getLong(start + WireFormat.COUNT_OFFSET), in.getLong(start + WireFormat.ELEMENT_OFFSET_OFFSET),
-          in.getInt(start + WireFormat.ROOT_OFFSET), n, lent);
-    }
+    DataHeader h = header.read(in, start);
+    TcpTransport t = endpoint.rankFor(remoteKey, h.group, h.dest);
+    Frame f = t != null ? t.acceptData(h, n, lent) : null;
     bodyFor = f != null ? t : null;
     body = f;
     bodyBytes = n;
-    bodyFlags = in.get(start + WireFormat.FLAGS_OFFSET);
-    bodyCrc = in.getInt(start + WireFormat.CRC_OFFSET);
+    bodyFlags = h.flags;
+    bodyCrc = h.crc;
     bodyView = f != null && !lent ? f.payload().view(n) : null;
   }
 

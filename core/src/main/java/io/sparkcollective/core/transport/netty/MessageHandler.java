@@ -20,6 +20,8 @@ final class MessageHandler extends ChannelInboundHandlerAdapter {
   private final String remoteKey;
   private final boolean outbound;
   private volatile Link link;
+  /** The header of the DATA message being read (this connection's event loop only). */
+  private final DataHeader header = new DataHeader();
   private volatile String closeReason;
 
   MessageHandler(NettyEndpoint endpoint, String remoteKey, boolean outbound) {
@@ -43,62 +45,13 @@ final class MessageHandler extends ChannelInboundHandlerAdapter {
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
     ByteBuf in = (ByteBuf) msg;
     try {
-      String bad = dispatch(endpoint, remoteKey, in.readByte(), in);
+      String bad = MessageDispatcher.dispatch(endpoint, remoteKey, in.readByte(), in, header);
       if (bad != null) {
         closeReason = bad;
         ctx.close();
       }
     } finally {
       in.release();
-    }
-  }
-
-  /**
-   * Hands one message of type {@code type} ({@code in} just past the type byte) to the endpoint; returns why
-   * the connection must be closed (unknown type, truncated message), else null. Shared by both kinds of
-   * connection.
-   */
-  static String dispatch(NettyEndpoint endpoint, String remoteKey, byte type, ByteBuf in) {
-    try {
-      switch (type) {
-        case WireFormat.DATA:
-          endpoint.onData(remoteKey, in);
-          return null;
-        case WireFormat.ABORT: {
-          long group = in.readLongLE();
-          int source = in.readIntLE();
-          int dest = in.readIntLE();
-          int origin = in.readIntLE();
-          endpoint.onAbort(group, source, dest, origin, WireFormat.readString(in));
-          return null;
-        }
-        case WireFormat.LEAVE:
-          endpoint.onLeave(in.readLongLE(), in.readIntLE(), in.readIntLE());
-          return null;
-        case WireFormat.JOIN:
-          endpoint.onJoin(remoteKey, in.readLongLE(), in.readIntLE(), in.readIntLE(), in.readIntLE());
-          return null;
-        case WireFormat.REFUSE_JOIN: {
-          long group = in.readLongLE();
-          int source = in.readIntLE();
-          int dest = in.readIntLE();
-          endpoint.onJoinRefused(group, source, dest, WireFormat.readString(in));
-          return null;
-        }
-        case WireFormat.HEARTBEAT:
-          return null;
-        case WireFormat.SHM_OFFER:
-          // A connection Netty's threads read takes its payloads over the socket: not mapping the ring
-          // leaves the sender sending them there.
-          return null;
-        default:
-          LOG.warn("{}: unknown message type {} from {}; closing the connection", endpoint.addressKey(), type,
-              remoteKey);
-          return "it sent an unknown message type " + type;
-      }
-    } catch (IndexOutOfBoundsException e) {
-      LOG.warn("{}: truncated message from {}; closing the connection", endpoint.addressKey(), remoteKey);
-      return "it sent a truncated message";
     }
   }
 

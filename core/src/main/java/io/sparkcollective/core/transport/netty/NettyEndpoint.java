@@ -92,7 +92,7 @@ public final class NettyEndpoint implements AutoCloseable {
     this.config = config;
     this.handshake = new SecretHandshake(secret);
     this.clock = clock;
-    this.pool = new FramePool(config.segmentBytes(), WireFormat.DATA_HEADER_BYTES);
+    this.pool = new FramePool(config.segmentBytes(), DataHeader.BYTES);
     this.tls = config.tlsEnabled() ? TlsContexts.from(config) : null;
     boolean callerDriven = config.callerProgress();
     // Caller-driven connections are NIO sockets Netty connects and authenticates, then hands over.
@@ -246,7 +246,7 @@ public final class NettyEndpoint implements AutoCloseable {
    */
   @SuppressWarnings("deprecation") // see dial
   private io.netty.channel.AdaptiveRecvByteBufAllocator receiveSizes() {
-    int max = Math.max(65536, Math.min(4 << 20, config.segmentBytes() + WireFormat.DATA_HEADER_BYTES));
+    int max = Math.max(65536, Math.min(4 << 20, config.segmentBytes() + DataHeader.BYTES));
     return new io.netty.channel.AdaptiveRecvByteBufAllocator(64, 2048, Integer.highestOneBit(max - 1) << 1);
   }
 
@@ -498,13 +498,20 @@ public final class NettyEndpoint implements AutoCloseable {
     }
   }
 
-  void onData(String remoteKey, ByteBuf in) {
-    // The reader is just past the type byte.
-    int afterType = in.readerIndex() - WireFormat.TYPE_OFFSET - 1;
-    TcpTransport t = rankFor(remoteKey, in.getLongLE(afterType + WireFormat.GROUP_OFFSET),
-        in.getIntLE(afterType + WireFormat.DEST_OFFSET));
+  /**
+   * A DATA message from {@code remoteKey}, {@code in} just past its type byte (the length field may be gone:
+   * the header is read relative to where it would be); {@code header} is the reading connection's view.
+   */
+  void onData(String remoteKey, ByteBuf in, DataHeader header) {
+    int start = in.readerIndex() - 1 - WireFormat.TYPE_OFFSET;
+    if (start + DataHeader.BYTES > in.writerIndex()) {
+      throw new IndexOutOfBoundsException("DATA message shorter than its header");
+    }
+    header.read(in, start);
+    TcpTransport t = rankFor(remoteKey, header.group, header.dest);
     if (t != null) {
-      t.onData(in);
+      in.readerIndex(start + DataHeader.BYTES);
+      t.onData(header, in);
     }
   }
 
@@ -619,21 +626,9 @@ public final class NettyEndpoint implements AutoCloseable {
     try {
       msg.skipBytes(WireFormat.LENGTH_FIELD_BYTES);
       byte type = msg.readByte();
-      switch (type) {
-        case WireFormat.DATA:
-          onData(addressKey, msg);
-          break;
-        case WireFormat.ABORT:
-          onAbort(msg.readLongLE(), msg.readIntLE(), msg.readIntLE(), msg.readIntLE(), WireFormat.readString(msg));
-          break;
-        case WireFormat.LEAVE:
-          onLeave(msg.readLongLE(), msg.readIntLE(), msg.readIntLE());
-          break;
-        case WireFormat.JOIN:
-          onJoin(addressKey, msg.readLongLE(), msg.readIntLE(), msg.readIntLE(), msg.readIntLE());
-          break;
-        default:
-          throw new IllegalStateException("unexpected local message type " + type);
+      String bad = MessageDispatcher.dispatch(this, addressKey, type, msg, new DataHeader());
+      if (bad != null) {
+        throw new IllegalStateException("a message between ranks of endpoint " + addressKey + " is malformed: " + bad);
       }
     } finally {
       msg.release();
@@ -832,6 +827,11 @@ public final class NettyEndpoint implements AutoCloseable {
     }
     if (io != null) {
       io.close();
+    }
+    // Messages waiting for a connection still being made (writeWithoutWaiting) are released by their
+    // promise's listener: fail the promises now, while the event loops still run listeners.
+    for (Promise<Link> p : outbound.values()) {
+      p.tryFailure(new PeerLostException(-1, "endpoint " + addressKey + " closed"));
     }
     loops.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
     LOG.info("collective endpoint {} closed", addressKey);

@@ -261,15 +261,8 @@ public final class TcpTransport implements Transport {
       // copy and without allocating; the frame returns to the pool when Netty releases the message.
       FrameMessage header = FrameMessage.of(frame, endpoint.pool());
       message = header;
-      WireFormat.begin(header, WireFormat.DATA);
-      header.writeByte(frame.kind()).writeByte(frame.dtype()).writeByte(frame.op()).writeByte(frame.algorithm());
-      header.writeByte(checksum ? WireFormat.FLAG_CRC32C : 0).writeShortLE(frame.stream());
-      header.writeIntLE(rank).writeIntLE(peer).writeIntLE(frame.step());
-      header.writeLongLE(groupId).writeLongLE(frame.seq()).writeLongLE(frame.count()).writeLongLE(frame.offset());
-      header.writeIntLE(frame.root());
-      header.writeIntLE(checksum ? crc(frame.payload().view(n)) : 0);
-      header.setIntLE(0, WireFormat.DATA_HEADER_BYTES - WireFormat.LENGTH_FIELD_BYTES + n);
-      header.writerIndex(WireFormat.DATA_HEADER_BYTES + n);
+      DataHeader.write(header, frame, rank, peer, groupId, checksum ? DataHeader.FLAG_CRC32C : 0,
+          checksum ? crc(frame.payload().view(n)) : 0, n);
     } catch (RuntimeException e) {
       endpoint.pool().release(frame);
       throw e;
@@ -292,38 +285,27 @@ public final class TcpTransport implements Transport {
 
   // ----------------------------------------------------------------------------------------- receiving
 
-  /** A DATA message for this rank; {@code in} is positioned after the type byte. Runs on an I/O thread. */
-  void onData(ByteBuf in) {
-    int kind = in.readUnsignedByte();
-    int dtype = in.readUnsignedByte();
-    int op = in.readUnsignedByte();
-    int algorithm = in.readUnsignedByte();
-    int flags = in.readUnsignedByte();
-    int stream = in.readUnsignedShortLE();
-    int source = in.readIntLE();
-    in.skipBytes(4); // dest, already used to find this rank
-    int step = in.readIntLE();
-    in.skipBytes(8); // group, idem
-    long seq = in.readLongLE();
-    long count = in.readLongLE();
-    long offset = in.readLongLE();
-    int root = in.readIntLE();
-    int crc = in.readIntLE();
+  /**
+   * A DATA message for this rank whose header is {@code h}; {@code in} holds its payload (readable bytes).
+   * Runs on the thread reading the connection.
+   */
+  void onData(DataHeader h, ByteBuf in) {
     int n = in.readableBytes();
-    Frame f = acceptData(kind, dtype, op, algorithm, stream, source, step, seq, count, offset, root, n, false);
+    Frame f = acceptData(h, n, false);
     if (f != null) {
       in.readBytes(f.payload().view(n));
-      completeData(f, n, flags, crc);
+      completeData(f, n, h.flags, h.crc);
     }
   }
 
   /**
-   * The frame to receive the {@code n} payload bytes of a DATA message into, with the message's header set;
-   * null if the message cannot be for this rank (the rank is failed then, and the payload is to be skipped).
-   * With {@code lent} the frame has no payload memory of its own (the transport lends it the payload).
+   * The frame to receive the {@code n} payload bytes of the DATA message with header {@code h} into, with that
+   * header set; null if the message cannot be for this rank (the rank is failed then, and the payload is to be
+   * skipped). With {@code lent} the frame has no payload memory of its own (the transport lends it the
+   * payload).
    */
-  Frame acceptData(int kind, int dtype, int op, int algorithm, int stream, int source, int step, long seq,
-      long count, long offset, int root, int n, boolean lent) {
+  Frame acceptData(DataHeader h, int n, boolean lent) {
+    int source = h.source;
     if (source < 0 || source >= size || source == rank) {
       abort(new CollectiveException("rank " + rank + " of group " + groupName + " received a frame claiming to be from "
           + "rank " + source + ", which is not a peer"));
@@ -336,13 +318,13 @@ public final class TcpTransport implements Transport {
       return null;
     }
     Frame f = endpoint.pool().acquire(lent ? 0 : n);
-    f.header(kind, stream, seq, step, source, dtype, op, root, algorithm, count, offset);
+    h.copyTo(f);
     return f;
   }
 
   /** Checks and queues a frame from {@link #acceptData} once its {@code n} payload bytes are in. */
   void completeData(Frame f, int n, int flags, int crc) {
-    if ((flags & WireFormat.FLAG_CRC32C) != 0) {
+    if ((flags & DataHeader.FLAG_CRC32C) != 0) {
       int actual = crc(f.payload().view(n));
       if (actual != crc) {
         int source = f.source();

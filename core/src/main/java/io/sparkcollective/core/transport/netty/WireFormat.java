@@ -16,18 +16,7 @@ import java.nio.charset.StandardCharsets;
  *   +--------+------+------------------------------------------+
  *     int32    int8   length counts type + body
  *
- *  DATA body (type 1), header 56 bytes then payload:
- *   5      6      7      8      9      10       12       16       20       24        32        40
- *   +------+------+------+------+------+--------+--------+--------+--------+---------+---------+
- *   | kind | dtype|  op  | algo | flags| stream | source | dest   | step   | group   | seq     |
- *   +------+------+------+------+------+--------+--------+--------+--------+---------+---------+
- *    int8   int8   int8   int8   int8   int16    int32    int32    int32    int64     int64
- *   40        48        56       60       64
- *   +---------+---------+--------+--------+------------------------------+
- *   | count   | offset  | root   | crc32c | payload (raw little-endian)  |
- *   +---------+---------+--------+--------+------------------------------+
- *    int64     int64     int32    int32    (flags bit 0: crc32c is set)
- *
+ *  DATA (type 1): the header drawn in {@link DataHeader}, then the payload
  *  ABORT  (type 2): group int64, source int32, dest int32, origin int32, reason (UTF-8, rest)
  *  LEAVE  (type 3): group int64, source int32, dest int32
  *  JOIN   (type 4): group int64, source int32, dest int32, size int32
@@ -60,32 +49,8 @@ public final class WireFormat {
   public static final byte ACCEPT = 19;
   public static final byte REFUSE = 20;
 
-  // DATA header offsets, from the start of the message (the length field).
-  public static final int TYPE_OFFSET = 4;
-  public static final int KIND_OFFSET = 5;
-  public static final int DTYPE_OFFSET = 6;
-  public static final int OP_OFFSET = 7;
-  public static final int ALGORITHM_OFFSET = 8;
-  public static final int FLAGS_OFFSET = 9;
-  public static final int STREAM_OFFSET = 10;
-  public static final int SOURCE_OFFSET = 12;
-  public static final int DEST_OFFSET = 16;
-  public static final int STEP_OFFSET = 20;
-  public static final int GROUP_OFFSET = 24;
-  public static final int SEQ_OFFSET = 32;
-  public static final int COUNT_OFFSET = 40;
-  public static final int ELEMENT_OFFSET_OFFSET = 48;
-  public static final int ROOT_OFFSET = 56;
-  public static final int CRC_OFFSET = 60;
-  public static final int DATA_HEADER_BYTES = 64;
-
-  public static final int FLAG_CRC32C = 1;
-  /**
-   * The payload is in the connection's shared-memory ring: the message ends after the header with its
-   * position (8 bytes) and length (4 bytes) there instead of the payload.
-   */
-  public static final int FLAG_SHARED_MEMORY = 2;
-  public static final int SHARED_DESCRIPTOR_BYTES = 12;
+  /** Where every message's type byte is: right after its length field. */
+  public static final int TYPE_OFFSET = LENGTH_FIELD_BYTES;
 
   /** Splits the byte stream into messages (length field stripped) and rejects any above the limit. */
   public static LengthFieldBasedFrameDecoder newDecoder() {

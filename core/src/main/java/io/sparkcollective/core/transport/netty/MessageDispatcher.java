@@ -1,0 +1,66 @@
+package io.sparkcollective.core.transport.netty;
+
+import io.netty.buffer.ByteBuf;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one place where a received message becomes a call on the endpoint, whoever read it: Netty's pipeline
+ * ({@link MessageHandler}), the caller-driven reader ({@link DirectLink}, for everything but the payloads it
+ * reads straight into frames) and the endpoint itself for messages between its own ranks. Control message
+ * bodies are decoded here, by the layouts {@link WireFormat} draws.
+ */
+final class MessageDispatcher {
+  private static final Logger LOG = LoggerFactory.getLogger(MessageDispatcher.class);
+
+  private MessageDispatcher() {}
+
+  /**
+   * Hands one message of type {@code type} ({@code in} just past the type byte; the caller keeps ownership)
+   * from {@code remoteKey} to the endpoint; {@code header} is the reading side's DATA header view. Returns why
+   * the connection must be closed (unknown type, truncated message), else null.
+   */
+  static String dispatch(NettyEndpoint endpoint, String remoteKey, byte type, ByteBuf in, DataHeader header) {
+    try {
+      switch (type) {
+        case WireFormat.DATA:
+          endpoint.onData(remoteKey, in, header);
+          return null;
+        case WireFormat.ABORT: {
+          long group = in.readLongLE();
+          int source = in.readIntLE();
+          int dest = in.readIntLE();
+          int origin = in.readIntLE();
+          endpoint.onAbort(group, source, dest, origin, WireFormat.readString(in));
+          return null;
+        }
+        case WireFormat.LEAVE:
+          endpoint.onLeave(in.readLongLE(), in.readIntLE(), in.readIntLE());
+          return null;
+        case WireFormat.JOIN:
+          endpoint.onJoin(remoteKey, in.readLongLE(), in.readIntLE(), in.readIntLE(), in.readIntLE());
+          return null;
+        case WireFormat.REFUSE_JOIN: {
+          long group = in.readLongLE();
+          int source = in.readIntLE();
+          int dest = in.readIntLE();
+          endpoint.onJoinRefused(group, source, dest, WireFormat.readString(in));
+          return null;
+        }
+        case WireFormat.HEARTBEAT:
+          return null;
+        case WireFormat.SHM_OFFER:
+          // A connection Netty's threads read takes its payloads over the socket: not mapping the ring
+          // leaves the sender sending them there.
+          return null;
+        default:
+          LOG.warn("{}: unknown message type {} from {}; closing the connection", endpoint.addressKey(), type,
+              remoteKey);
+          return "it sent an unknown message type " + type;
+      }
+    } catch (IndexOutOfBoundsException e) {
+      LOG.warn("{}: truncated message from {}; closing the connection", endpoint.addressKey(), remoteKey);
+      return "it sent a truncated message";
+    }
+  }
+}
