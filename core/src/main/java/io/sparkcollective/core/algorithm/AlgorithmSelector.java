@@ -37,15 +37,15 @@ public final class AlgorithmSelector {
    * {@code nodeCount} processes: AUTO takes HIERARCHICAL when some process holds several ranks of a group
    * that spans several processes.
    */
-  public Algorithm[] select(Algorithm requested, long bytes, int ranks, int nodeCount) {
+  public AlgorithmChoice select(Algorithm requested, long bytes, int ranks, int nodeCount) {
     return select(requested, bytes, ranks, nodeCount, bytes);
   }
 
   /** As above, with the cross-process part of HIERARCHICAL carrying {@code innerBytes} per all-reduce. */
-  public Algorithm[] select(Algorithm requested, long bytes, int ranks, int nodeCount, long innerBytes) {
+  public AlgorithmChoice select(Algorithm requested, long bytes, int ranks, int nodeCount, long innerBytes) {
     Algorithm a = requested != Algorithm.AUTO ? requested : forced != Algorithm.AUTO ? forced
         : nodeCount > 1 && nodeCount < ranks ? Algorithm.HIERARCHICAL : table(bytes, ranks);
-    return new Algorithm[] {a, a == Algorithm.HIERARCHICAL ? table(innerBytes, nodeCount) : null};
+    return new AlgorithmChoice(a, a == Algorithm.HIERARCHICAL ? table(innerBytes, nodeCount) : null);
   }
 
   private Algorithm table(long bytes, int ranks) {
@@ -72,8 +72,8 @@ public final class AlgorithmSelector {
   }
 
   /** The implementation of {@code choice} (from {@link #select(Algorithm, long, int, int)}) over {@code nodes}. */
-  public static AllReduceAlgorithm implementation(Algorithm[] choice, int[] nodes) {
-    return choice[0] == Algorithm.HIERARCHICAL ? new HierarchicalAllReduce(nodes, implementation(choice[1]))
-        : implementation(choice[0]);
+  public static AllReduceAlgorithm implementation(AlgorithmChoice choice, int[] nodes) {
+    return choice.algorithm() == Algorithm.HIERARCHICAL
+        ? new HierarchicalAllReduce(nodes, implementation(choice.inner())) : implementation(choice.algorithm());
   }
 }

@@ -24,6 +24,12 @@ package io.sparkcollective.core.algorithm;
 public final class HalvingDoublingAllReduce implements AllReduceAlgorithm {
   public static final HalvingDoublingAllReduce INSTANCE = new HalvingDoublingAllReduce();
 
+  /** Fold (step 0), L halving and L doubling steps, unfold (step 2L+1), L = log2 of the power-of-two part. */
+  @Override
+  public long steps(int ranks, long length, int segmentElements) {
+    return ranks < 2 ? 0 : 2L * Integer.numberOfTrailingZeros(Integer.highestOneBit(ranks)) + 2;
+  }
+
   @Override
   public void allReduce(Links links) {
     int n = links.size();

@@ -33,8 +33,14 @@ import java.util.TreeMap;
 
 /** The two-level all-reduce over a fixed rank-to-process map. */
 public final class HierarchicalAllReduce implements AllReduceAlgorithm {
-  /** Step of phase 3 (of the first piece); phases 1 and 2 of every piece use steps well below this. */
+  /** Step of phase 3 (of the first piece); phases 1 and 2 of every piece use steps below this (checked). */
   static final int SHARE_STEP = 1 << 24;
+  /**
+   * Most segments per rank in one piece of a block: small enough that each phase reads what the one before
+   * just wrote while it is still in the cache (a few MiB per process), no more than the inner algorithm runs
+   * as one pass.
+   */
+  static final int PIECE_SEGMENTS = 8;
 
   /** Ranks of each process, ascending, in order of the processes' lowest ranks. */
   private final int[][] members;
@@ -83,6 +89,23 @@ public final class HierarchicalAllReduce implements AllReduceAlgorithm {
     return k;
   }
 
+  /** Phases 1 and 2 of piece q from step q * stride; phase 3 of piece q at SHARE_STEP + q. */
+  @Override
+  public long steps(int ranks, long length, int segmentElements) {
+    return SHARE_STEP + (evenK > 0 ? pieces(length, segmentElements) : 1);
+  }
+
+  /** Elements of one block in one piece: at most {@link #PIECE_SEGMENTS} segments, and one inner pass. */
+  private long pieceElements(int segmentElements) {
+    return Math.min(inner.passElements(members.length, segmentElements),
+        (long) PIECE_SEGMENTS * segmentElements * members.length);
+  }
+
+  private long pieces(long length, int segmentElements) {
+    long pass = pieceElements(segmentElements);
+    return Math.max(1, (Blocks.length((int) Math.min(length, Integer.MAX_VALUE), evenK, 0) + pass - 1) / pass);
+  }
+
   @Override
   public void allReduce(Links links) {
     if (evenK > 0) {
@@ -119,18 +142,23 @@ public final class HierarchicalAllReduce implements AllReduceAlgorithm {
     // reads was just received: each piece is read while it is still in the cache. A piece is one pass of the
     // ring across processes (which then runs a single pass per piece); every block has the same number of
     // pieces (the last ones of shorter blocks may be empty).
-    long pass = RingAllReduce.passElements(links.segmentElements(), nodes);
-    int pieces = (int) Math.max(1, (Blocks.length(len, k, 0) + pass - 1) / pass);
-    int stride = 2 * nodes + 4;
+    int seg = links.segmentElements();
+    long pass = pieceElements(seg);
+    int pieces = (int) pieces(len, seg);
+    // Phase 1 of a piece takes one step, the inner all-reduce of phase 2 as many as it says for a piece.
+    long stride = 1 + inner.steps(nodes, Math.min(pass, Blocks.length(len, k, 0)), seg);
+    if (pieces * stride >= SHARE_STEP) {
+      throw new IllegalStateException(pieces + " pieces of " + stride + " steps do not fit below step " + SHARE_STEP);
+    }
     SubgroupLinks across = nodes > 1 ? new SubgroupLinks(links, peers, 1, 0, 0) : null;
     for (int q = 0; q < pieces; q++) {
       int offI = pieceOffset(len, k, i, q, pass);
       int cntI = pieceLength(len, k, i, q, pass);
-      reduceScatterInProcess(links, local, i, q * stride, q, pass);
+      reduceScatterInProcess(links, local, i, (int) (q * stride), q, pass);
       if (nodes > 1) {
         // What this rank sends must equal its own copy (DIRECT folds its own copy in).
         links.roundToWire(offI, cntI);
-        inner.allReduce(across.window(q * stride + 1, offI, cntI));
+        inner.allReduce(across.window((int) (q * stride + 1), offI, cntI));
       }
       allGatherInProcess(links, local, i, SHARE_STEP + q, q, pass);
     }
@@ -230,6 +258,10 @@ public final class HierarchicalAllReduce implements AllReduceAlgorithm {
         leaders[n] = members[n][0];
       }
       links.roundToWire(0, len);
+      if (1 + inner.steps(members.length, len, links.segmentElements()) >= SHARE_STEP) {
+        throw new IllegalStateException("the all-reduce across processes takes more steps than fit below "
+            + SHARE_STEP);
+      }
       inner.allReduce(new SubgroupLinks(links, leaders, 1));
     }
     for (int j = 1; j < local.length; j++) {

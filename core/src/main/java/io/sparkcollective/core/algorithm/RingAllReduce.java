@@ -33,16 +33,28 @@ public final class RingAllReduce implements AllReduceAlgorithm {
    */
   static final int CHUNK_SEGMENTS = 8;
 
-  /** Longest vector one pass covers: n chunks of {@link #CHUNK_SEGMENTS} segments. */
-  static long passElements(int segmentElements, int n) {
-    return (long) CHUNK_SEGMENTS * segmentElements * n;
+  /** Longest vector one pass covers: {@code ranks} chunks of {@link #CHUNK_SEGMENTS} segments. */
+  @Override
+  public long passElements(int ranks, int segmentElements) {
+    return (long) CHUNK_SEGMENTS * segmentElements * ranks;
+  }
+
+  /** One pass uses steps 0 .. 2(n-1)-1; pass p of a longer vector starts at step 2np. */
+  @Override
+  public long steps(int ranks, long length, int segmentElements) {
+    if (ranks < 2) {
+      return 0;
+    }
+    long pass = passElements(ranks, segmentElements);
+    long passes = Math.max(1, (length + pass - 1) / pass);
+    return (passes - 1) * 2L * ranks + 2L * (ranks - 1);
   }
 
   @Override
   public void allReduce(Links links) {
     int n = links.size();
     int len = links.length();
-    long piece = passElements(links.segmentElements(), n);
+    long piece = passElements(n, links.segmentElements());
     if (len <= piece) {
       onePass(links);
       return;

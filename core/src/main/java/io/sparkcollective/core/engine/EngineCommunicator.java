@@ -1,5 +1,6 @@
 package io.sparkcollective.core.engine;
 
+import io.sparkcollective.core.algorithm.AlgorithmChoice;
 import io.sparkcollective.core.algorithm.AlgorithmSelector;
 import io.sparkcollective.core.algorithm.AllReduceAlgorithm;
 import io.sparkcollective.core.algorithm.HierarchicalAllReduce;
@@ -143,9 +144,9 @@ public final class EngineCommunicator implements Communicator {
     // The algorithm is chosen by the bytes that cross the wire.
     long wireBytes = bf16Wire ? data.byteLength() / 2 : data.byteLength();
     // Across processes, each all-reduce carries one process-local shard when every process holds k ranks.
-    Algorithm[] choice = selector.select(options.algorithm(), wireBytes, size, nodeCount,
+    AlgorithmChoice choice = selector.select(options.algorithm(), wireBytes, size, nodeCount,
         ranksPerNode > 0 ? wireBytes / ranksPerNode : wireBytes);
-    int algorithmCode = Algorithm.wireCode(choice[0], choice[1]);
+    int algorithmCode = choice.wireCode();
     return () -> execute(kind, seq, data.byteLength(), ctx -> {
       Elements el = bf16Wire ? Elements.openBf16Wire(data, ctx.scratch, 0) : Elements.open(data, ctx.scratch, 0);
       el.roundToWire(0, el.length());
@@ -164,15 +165,15 @@ public final class EngineCommunicator implements Communicator {
   /** Hierarchical all-reduces over this group's placement, one per inner algorithm, made on first use. */
   private final AllReduceAlgorithm[] hierarchical = new AllReduceAlgorithm[Algorithm.values().length];
 
-  private AllReduceAlgorithm implementation(Algorithm[] choice) {
-    if (choice[0] != Algorithm.HIERARCHICAL) {
-      return AlgorithmSelector.implementation(choice[0]);
+  private AllReduceAlgorithm implementation(AlgorithmChoice choice) {
+    if (choice.algorithm() != Algorithm.HIERARCHICAL) {
+      return AlgorithmSelector.implementation(choice.algorithm());
     }
     synchronized (hierarchical) {
-      AllReduceAlgorithm a = hierarchical[choice[1].ordinal()];
+      AllReduceAlgorithm a = hierarchical[choice.inner().ordinal()];
       if (a == null) {
         a = AlgorithmSelector.implementation(choice, nodes);
-        hierarchical[choice[1].ordinal()] = a;
+        hierarchical[choice.inner().ordinal()] = a;
       }
       return a;
     }

@@ -276,13 +276,14 @@ class HierarchicalAllReduceTest {
   @Test
   void autoPicksHierarchicalOnlyWhenAProcessHoldsSeveralRanksOfAMultiProcessGroup() {
     AlgorithmSelector s = new AlgorithmSelector(16384, 8, 4 << 20, Algorithm.AUTO);
-    assertEquals(Algorithm.HIERARCHICAL, s.select(Algorithm.AUTO, 1 << 20, 4, 2)[0]);
-    assertEquals(Algorithm.HALVING_DOUBLING, s.select(Algorithm.AUTO, 1 << 20, 4, 2)[1], "inner, by 2 processes");
-    assertEquals(Algorithm.RING, s.select(Algorithm.AUTO, 64 << 20, 8, 2)[1]);
-    assertEquals(Algorithm.DIRECT, s.select(Algorithm.AUTO, 4, 4, 2)[1]);
-    assertEquals(Algorithm.HALVING_DOUBLING, s.select(Algorithm.AUTO, 1 << 20, 4, 4)[0], "one rank per process");
-    assertEquals(Algorithm.HALVING_DOUBLING, s.select(Algorithm.AUTO, 1 << 20, 4, 1)[0], "one process");
-    assertEquals(Algorithm.RING, s.select(Algorithm.RING, 1 << 20, 4, 2)[0], "a forced algorithm wins");
+    assertEquals(Algorithm.HIERARCHICAL, s.select(Algorithm.AUTO, 1 << 20, 4, 2).algorithm());
+    assertEquals(Algorithm.HALVING_DOUBLING, s.select(Algorithm.AUTO, 1 << 20, 4, 2).inner(), "inner, by 2 processes");
+    assertEquals(Algorithm.RING, s.select(Algorithm.AUTO, 64 << 20, 8, 2).inner());
+    assertEquals(Algorithm.DIRECT, s.select(Algorithm.AUTO, 4, 4, 2).inner());
+    assertEquals(Algorithm.HALVING_DOUBLING, s.select(Algorithm.AUTO, 1 << 20, 4, 4).algorithm(),
+        "one rank per process");
+    assertEquals(Algorithm.HALVING_DOUBLING, s.select(Algorithm.AUTO, 1 << 20, 4, 1).algorithm(), "one process");
+    assertEquals(Algorithm.RING, s.select(Algorithm.RING, 1 << 20, 4, 2).algorithm(), "a forced algorithm wins");
   }
 
   @ParameterizedTest(name = "ranks on processes {1}, link breaks at step {0}")

@@ -1,0 +1,36 @@
+package io.sparkcollective.core.algorithm;
+
+import io.sparkcollective.core.api.Algorithm;
+
+/**
+ * What {@link AlgorithmSelector} picked for one all-reduce: the algorithm and, for
+ * {@link Algorithm#HIERARCHICAL}, the one it runs across processes (else null).
+ */
+public final class AlgorithmChoice {
+  private final Algorithm algorithm;
+  private final Algorithm inner;
+
+  AlgorithmChoice(Algorithm algorithm, Algorithm inner) {
+    this.algorithm = algorithm;
+    this.inner = inner;
+  }
+
+  public Algorithm algorithm() {
+    return algorithm;
+  }
+
+  /** The algorithm run across processes by HIERARCHICAL; null for the others. */
+  public Algorithm inner() {
+    return inner;
+  }
+
+  /** The choice as frames carry it (ranks that chose differently are told apart). */
+  public int wireCode() {
+    return Algorithm.wireCode(algorithm, inner);
+  }
+
+  @Override
+  public String toString() {
+    return inner == null ? algorithm.toString() : algorithm + "(" + inner + ")";
+  }
+}
