@@ -9,7 +9,7 @@ import io.sparkcollective.core.api.Communicator;
 import io.sparkcollective.core.api.PeerLostException;
 import io.sparkcollective.core.api.RemoteFailureException;
 import io.sparkcollective.core.config.CollectiveConfig;
-import io.sparkcollective.core.engine.EngineCommunicator;
+import io.sparkcollective.core.engine.ManagedCommunicator;
 import io.sparkcollective.core.engine.TcpGroup;
 import io.sparkcollective.core.launch.PeerList;
 import io.sparkcollective.core.transport.netty.NettyEndpoint;
@@ -219,7 +219,7 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     final Cancellation killed;
     private final BarrierTaskContext task;
     private volatile String killReason;
-    EngineCommunicator comm;
+    ManagedCommunicator comm;
 
     TaskGroup(BarrierTaskContext task, String name) {
       this.name = name;
@@ -268,7 +268,7 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
       return comm;
     }
 
-    private EngineCommunicator form() {
+    private ManagedCommunicator form() {
       long start = System.nanoTime();
       long deadline = start + TimeUnit.MILLISECONDS.toNanos(config.joinTimeoutMs());
       long pauseMicros = 200;
@@ -296,7 +296,7 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
         }
         if (reply.peers != null) {
           List<InetSocketAddress> peers = PeerList.parse(String.join(",", reply.peers));
-          EngineCommunicator c = TcpGroup.join(endpoint, name, rank, peers, config,
+          ManagedCommunicator c = TcpGroup.join(endpoint, name, rank, peers, config,
               new SparkObjectSerializer(SparkEnv.get()), killed);
           c.observe(metrics);
           metrics.groupFormed(System.nanoTime() - start);

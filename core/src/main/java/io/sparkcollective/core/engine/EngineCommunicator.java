@@ -45,7 +45,7 @@ import org.slf4j.LoggerFactory;
  * communicator, in call order. Operations on different tags may run concurrently; each holds its own
  * {@link OpContext}.
  */
-public final class EngineCommunicator implements Communicator {
+public final class EngineCommunicator implements ManagedCommunicator {
   private static final Logger LOG = LoggerFactory.getLogger(EngineCommunicator.class);
   private static final Runnable NOTHING = () -> { };
 
@@ -104,7 +104,7 @@ public final class EngineCommunicator implements Communicator {
     return size;
   }
 
-  /** Reports every completed and failed operation to {@code observer} (metrics). */
+  @Override
   public void observe(OperationObserver observer) {
     this.observer = observer == null ? OperationObserver.NONE : observer;
   }
@@ -444,10 +444,7 @@ public final class EngineCommunicator implements Communicator {
     }
   }
 
-  /**
-   * Fails the group on purpose (for example because this rank's task failed): peers' current and later
-   * operations throw a {@code RemoteFailureException} carrying {@code reason}. Close afterwards.
-   */
+  @Override
   public void abort(String reason) {
     transport.abort(new CollectiveException(reason));
   }

@@ -31,7 +31,7 @@ public final class TcpGroup {
    * As above; the join and every later wait of the communicator also stop when {@code cancellation} fires
    * (see {@link Cancellation}).
    */
-  public static EngineCommunicator join(NettyEndpoint endpoint, String groupName, int rank,
+  public static ManagedCommunicator join(NettyEndpoint endpoint, String groupName, int rank,
       List<InetSocketAddress> peers, CollectiveConfig config, ObjectSerializer serializer,
       Cancellation cancellation) {
     TcpTransport transport = endpoint.join(groupName, rank, peers, cancellation);

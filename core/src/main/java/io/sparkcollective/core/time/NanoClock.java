@@ -2,7 +2,8 @@ package io.sparkcollective.core.time;
 
 /**
  * Monotonic time source for deadlines and heartbeats. Injected wherever time is computed so tests can
- * drive failure detection with a manual clock.
+ * drive failure detection with a manual clock (HeartbeatClockTest runs an endpoint's heartbeats and silences
+ * on one).
  */
 @FunctionalInterface
 public interface NanoClock {

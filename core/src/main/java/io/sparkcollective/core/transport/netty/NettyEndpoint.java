@@ -152,6 +152,14 @@ public final class NettyEndpoint implements AutoCloseable {
   }
 
   /**
+   * As above, with deadlines, heartbeats and silences measured on {@code clock} (tests drive failure detection
+   * with a manual one; Netty's own timers, used with {@code progress=eventLoop} and TLS, keep real time).
+   */
+  static NettyEndpoint start(String bindHost, int port, String secret, CollectiveConfig config, NanoClock clock) {
+    return new NettyEndpoint(config, secret, bindHost, port, clock);
+  }
+
+  /**
    * Starts an endpoint on the configured port or port range ({@code port} setting; the first free port of a
    * range is taken) and bind address ({@code bindAddress}, else {@code defaultHost}).
    *
