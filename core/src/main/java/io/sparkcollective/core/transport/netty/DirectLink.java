@@ -425,7 +425,7 @@ final class DirectLink implements Link {
    */
   private void beginBody(ByteBuffer in, int start, int n, boolean lent) {
     DataHeader h = header.read(in, start);
-    TcpTransport t = endpoint.rankFor(remoteKey, h.group, h.dest);
+    TcpTransport t = endpoint.registry().rankFor(remoteKey, h.group, h.dest);
     Frame f = t != null ? t.acceptData(h, n, lent) : null;
     bodyFor = f != null ? t : null;
     body = f;

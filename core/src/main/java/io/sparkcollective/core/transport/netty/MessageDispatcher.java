@@ -21,30 +21,31 @@ final class MessageDispatcher {
    * the connection must be closed (unknown type, truncated message), else null.
    */
   static String dispatch(NettyEndpoint endpoint, String remoteKey, byte type, ByteBuf in, DataHeader header) {
+    GroupRegistry groups = endpoint.registry();
     try {
       switch (type) {
         case WireFormat.DATA:
-          endpoint.onData(remoteKey, in, header);
+          groups.onData(remoteKey, in, header);
           return null;
         case WireFormat.ABORT: {
           long group = in.readLongLE();
           int source = in.readIntLE();
           int dest = in.readIntLE();
           int origin = in.readIntLE();
-          endpoint.onAbort(group, source, dest, origin, WireFormat.readString(in));
+          groups.onAbort(group, source, dest, origin, WireFormat.readString(in));
           return null;
         }
         case WireFormat.LEAVE:
-          endpoint.onLeave(in.readLongLE(), in.readIntLE(), in.readIntLE());
+          groups.onLeave(in.readLongLE(), in.readIntLE(), in.readIntLE());
           return null;
         case WireFormat.JOIN:
-          endpoint.onJoin(remoteKey, in.readLongLE(), in.readIntLE(), in.readIntLE(), in.readIntLE());
+          groups.onJoin(remoteKey, in.readLongLE(), in.readIntLE(), in.readIntLE(), in.readIntLE());
           return null;
         case WireFormat.REFUSE_JOIN: {
           long group = in.readLongLE();
           int source = in.readIntLE();
           int dest = in.readIntLE();
-          endpoint.onJoinRefused(group, source, dest, WireFormat.readString(in));
+          groups.onJoinRefused(group, source, dest, WireFormat.readString(in));
           return null;
         }
         case WireFormat.HEARTBEAT:

@@ -36,8 +36,6 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -61,7 +59,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class NettyEndpoint implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(NettyEndpoint.class);
-  private static final long PENDING_JOIN_TTL_NANOS = TimeUnit.MINUTES.toNanos(2);
   /** Pause before dialling again a peer whose endpoint is not up yet, while joining. */
   private static final long JOIN_RETRY_MS = 50;
 
@@ -79,9 +76,7 @@ public final class NettyEndpoint implements AutoCloseable {
   private final Map<Link, String> openLinks = new ConcurrentHashMap<>();
   /** Drives plain connections from the waiting threads; null when Netty's event loops do all socket work. */
   private final CallerDrivenIo io;
-  private final ConcurrentHashMap<Long, TcpTransport[]> groups = new ConcurrentHashMap<>();
-  private final List<PendingJoin> pendingJoins = new ArrayList<>();
-  private final AtomicLong rejectedFrames = new AtomicLong();
+  private final GroupRegistry registry;
   private final AtomicLong refusals = new AtomicLong();
   private volatile boolean closed;
 
@@ -92,6 +87,7 @@ public final class NettyEndpoint implements AutoCloseable {
     this.config = config;
     this.handshake = new SecretHandshake(secret);
     this.clock = clock;
+    this.registry = new GroupRegistry(this::addressKey, clock);
     this.pool = new FramePool(config.segmentBytes(), DataHeader.BYTES);
     this.tls = config.tlsEnabled() ? TlsContexts.from(config) : null;
     boolean callerDriven = config.callerProgress();
@@ -141,6 +137,7 @@ public final class NettyEndpoint implements AutoCloseable {
     InetSocketAddress bound = (InetSocketAddress) server.localAddress();
     this.address = new InetSocketAddress(bindHost, bound.getPort());
     this.addressKey = bindHost + ":" + bound.getPort();
+
     LOG.info("collective endpoint listening on {} ({}{})", addressKey,
         callerDriven ? "caller-driven" : epoll ? "epoll" : "nio",
         tls != null ? ", TLS" : "");
@@ -265,7 +262,7 @@ public final class NettyEndpoint implements AutoCloseable {
 
   /** Frames dropped because no rank of their group is registered here (stale or foreign groups). */
   public long rejectedFrames() {
-    return rejectedFrames.get();
+    return registry.rejectedFrames();
   }
 
   /** Payloads received through the shared-memory rings of same-host connections. */
@@ -334,20 +331,7 @@ public final class NettyEndpoint implements AutoCloseable {
       keys[r] = a.getHostString() + ":" + a.getPort();
     }
     TcpTransport t = new TcpTransport(this, gid, groupName, rank, peers, keys);
-    TcpTransport[] slot = groups.computeIfAbsent(gid, g -> new TcpTransport[size]);
-    refreshTable();
-    synchronized (slot) {
-      if (slot.length != size) {
-        throw new CollectiveUsageException("group " + groupName + " is registered here with " + slot.length
-            + " ranks, not " + size);
-      }
-      if (slot[rank] != null) {
-        throw new CollectiveUsageException("rank " + rank + " of group " + groupName + " is already registered on "
-            + addressKey);
-      }
-      slot[rank] = t;
-    }
-    replayPendingJoins(gid, rank);
+    registry.register(t);
     long deadline = clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.joinTimeoutMs());
     try {
       for (int p = 0; p < size; p++) {
@@ -364,73 +348,17 @@ public final class NettyEndpoint implements AutoCloseable {
   }
 
   void unregister(TcpTransport t) {
-    TcpTransport[] slot = groups.get(t.groupId());
-    if (slot == null) {
-      return;
-    }
-    synchronized (slot) {
-      if (slot[t.rank()] == t) {
-        slot[t.rank()] = null;
-      }
-      boolean empty = true;
-      for (TcpTransport x : slot) {
-        empty &= x == null;
-      }
-      if (empty) {
-        groups.remove(t.groupId(), slot);
-      }
-    }
-    refreshTable();
-  }
-
-  /**
-   * The registered groups as parallel arrays, rebuilt when a group comes or goes, so that finding the rank a
-   * frame is for (on every frame) neither boxes the 64-bit group id nor hashes. One immutable snapshot
-   * behind one volatile reference, so a reader never pairs the ids of one snapshot with the slots of another.
-   */
-  private static final class GroupTable {
-    static final GroupTable EMPTY = new GroupTable(new long[0], new TcpTransport[0][]);
-    final long[] ids;
-    final TcpTransport[][] slots;
-
-    GroupTable(long[] ids, TcpTransport[][] slots) {
-      this.ids = ids;
-      this.slots = slots;
-    }
-  }
-
-  private volatile GroupTable table = GroupTable.EMPTY;
-
-  private synchronized void refreshTable() {
-    java.util.List<java.util.Map.Entry<Long, TcpTransport[]>> entries = new java.util.ArrayList<>(groups.entrySet());
-    long[] ids = new long[entries.size()];
-    TcpTransport[][] slots = new TcpTransport[entries.size()][];
-    for (int i = 0; i < ids.length; i++) {
-      ids[i] = entries.get(i).getKey();
-      slots[i] = entries.get(i).getValue();
-    }
-    table = new GroupTable(ids, slots);
+    registry.unregister(t);
   }
 
   /** The transport of {@code rank} of {@code group} if that rank is registered on this endpoint, else null. */
   TcpTransport registered(long group, int rank) {
-    return lookup(group, rank);
+    return registry.registered(group, rank);
   }
 
-  private TcpTransport lookup(long group, int rank) {
-    GroupTable t = table;
-    for (int i = 0; i < t.ids.length; i++) {
-      if (t.ids[i] == group) {
-        TcpTransport[] slot = t.slots[i];
-        return rank < 0 || rank >= slot.length ? null : slot[rank];
-      }
-    }
-    // Registered after the last refresh (or not at all): the map has the truth.
-    TcpTransport[] slot = groups.get(group);
-    if (slot == null || rank < 0 || rank >= slot.length) {
-      return null;
-    }
-    return slot[rank];
+  /** The groups with ranks here. */
+  GroupRegistry registry() {
+    return registry;
   }
 
   private void sendJoin(TcpTransport t, int peer, long deadline, Cancellation cancellation) {
@@ -460,93 +388,6 @@ public final class NettyEndpoint implements AutoCloseable {
               + " was interrupted while joining");
         }
       }
-    }
-  }
-
-  void onJoin(String remoteKey, long group, int source, int dest, int size) {
-    TcpTransport t = lookup(group, dest);
-    if (t == null) {
-      synchronized (pendingJoins) {
-        long now = clock.nanoTime();
-        pendingJoins.removeIf(p -> now - p.atNanos > PENDING_JOIN_TTL_NANOS);
-        pendingJoins.add(new PendingJoin(remoteKey, group, source, dest, size, now));
-      }
-      // The group may have registered between the lookup and the add.
-      t = lookup(group, dest);
-      if (t == null) {
-        return;
-      }
-      replayPendingJoins(group, dest);
-      return;
-    }
-    t.onJoin(remoteKey, source, size);
-  }
-
-  private void replayPendingJoins(long group, int rank) {
-    List<PendingJoin> mine = new ArrayList<>();
-    synchronized (pendingJoins) {
-      for (Iterator<PendingJoin> it = pendingJoins.iterator(); it.hasNext(); ) {
-        PendingJoin p = it.next();
-        if (p.group == group && p.dest == rank) {
-          mine.add(p);
-          it.remove();
-        }
-      }
-    }
-    TcpTransport t = lookup(group, rank);
-    for (PendingJoin p : mine) {
-      t.onJoin(p.remoteKey, p.source, p.size);
-    }
-  }
-
-  void onJoinRefused(long group, int source, int dest, String reason) {
-    TcpTransport t = lookup(group, dest);
-    if (t != null) {
-      t.onJoinRefused(source, reason);
-    }
-  }
-
-  /**
-   * A DATA message from {@code remoteKey}, {@code in} just past its type byte (the length field may be gone:
-   * the header is read relative to where it would be); {@code header} is the reading connection's view.
-   */
-  void onData(String remoteKey, ByteBuf in, DataHeader header) {
-    int start = in.readerIndex() - 1 - WireFormat.TYPE_OFFSET;
-    if (start + DataHeader.BYTES > in.writerIndex()) {
-      throw new IndexOutOfBoundsException("DATA message shorter than its header");
-    }
-    header.read(in, start);
-    TcpTransport t = rankFor(remoteKey, header.group, header.dest);
-    if (t != null) {
-      in.readerIndex(start + DataHeader.BYTES);
-      t.onData(header, in);
-    }
-  }
-
-  /** The rank a DATA frame from {@code remoteKey} is for; null (frame dropped and counted) if it is not here. */
-  TcpTransport rankFor(String remoteKey, long group, int dest) {
-    TcpTransport t = lookup(group, dest);
-    if (t == null) {
-      long n = rejectedFrames.incrementAndGet();
-      if (n <= 10 || Long.bitCount(n) == 1) {
-        LOG.warn("{}: dropped a frame from {} for group {} rank {}, which is not registered here (stale stage "
-            + "attempt or foreign group; {} dropped so far)", addressKey, remoteKey, Long.toHexString(group), dest, n);
-      }
-    }
-    return t;
-  }
-
-  void onAbort(long group, int source, int dest, int origin, String reason) {
-    TcpTransport t = lookup(group, dest);
-    if (t != null) {
-      t.onAbort(source, origin, reason);
-    }
-  }
-
-  void onLeave(long group, int source, int dest) {
-    TcpTransport t = lookup(group, dest);
-    if (t != null) {
-      t.onLeave(source);
     }
   }
 
@@ -798,13 +639,7 @@ public final class NettyEndpoint implements AutoCloseable {
     if (closed) {
       return;
     }
-    for (TcpTransport[] slot : groups.values()) {
-      for (TcpTransport t : slot.clone()) {
-        if (t != null) {
-          t.endpointLost(remoteKey, why);
-        }
-      }
-    }
+    registry.endpointLost(remoteKey, why);
   }
 
   /** Closes every connection to {@code remoteKey} (fault injection and health tests). */
@@ -822,13 +657,7 @@ public final class NettyEndpoint implements AutoCloseable {
       return;
     }
     closed = true;
-    for (TcpTransport[] slot : groups.values()) {
-      for (TcpTransport t : slot.clone()) {
-        if (t != null) {
-          t.close();
-        }
-      }
-    }
+    registry.closeAll();
     server.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
     for (Link link : openLinks.keySet()) {
       link.close();
@@ -843,23 +672,5 @@ public final class NettyEndpoint implements AutoCloseable {
     }
     loops.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
     LOG.info("collective endpoint {} closed", addressKey);
-  }
-
-  private static final class PendingJoin {
-    final String remoteKey;
-    final long group;
-    final int source;
-    final int dest;
-    final int size;
-    final long atNanos;
-
-    PendingJoin(String remoteKey, long group, int source, int dest, int size, long atNanos) {
-      this.remoteKey = remoteKey;
-      this.group = group;
-      this.source = source;
-      this.dest = dest;
-      this.size = size;
-      this.atNanos = atNanos;
-    }
   }
 }
