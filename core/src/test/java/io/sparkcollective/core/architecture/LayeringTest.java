@@ -9,7 +9,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** Keeps the layers of design.md: algorithms see only links; data flows downward only. */
+/**
+ * Keeps the layers drawn in README's Architecture section: algorithms see only links; data flows downward
+ * only; core knows nothing of Spark.
+ */
 @Timeout(60)
 class LayeringTest {
   private static JavaClasses classes;

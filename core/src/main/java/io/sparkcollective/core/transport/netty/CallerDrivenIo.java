@@ -68,9 +68,8 @@ final class CallerDrivenIo implements AutoCloseable {
     this.spinNanos = TimeUnit.MICROSECONDS.toNanos(endpoint.config().spinMicros());
     this.heartbeatNanos = TimeUnit.MILLISECONDS.toNanos(endpoint.config().heartbeatIntervalMs());
     this.silenceNanos = TimeUnit.MILLISECONDS.toNanos(endpoint.config().heartbeatTimeoutMs());
-    // The name marks it as an I/O thread: it never blocks on dialling (see NettyEndpoint#write).
-    this.progress = new Thread(this::progressLoop, "collective-io-progress");
-    progress.setDaemon(true);
+    // An I/O thread: it never blocks on dialling (see NettyEndpoint#write).
+    this.progress = new IoThread(this::progressLoop, "collective-io-progress");
     progress.start();
     if (endpoint.config().sharedMemoryBytes() > 0 && Files.isDirectory(endpoint.config().sharedMemoryDir())) {
       SharedMemoryRing.removeStale(endpoint.config().sharedMemoryDir());

@@ -19,7 +19,6 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.timeout.IdleStateHandler;
-import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.Promise;
 import io.sparkcollective.core.api.Cancellation;
 import io.sparkcollective.core.api.CollectiveAuthenticationException;
@@ -54,8 +53,11 @@ import org.slf4j.LoggerFactory;
  * group that is not registered here yet. Frames for a group that is not registered (an earlier stage
  * attempt, another application, a forged id) are dropped and counted, never delivered.
  *
- * <p>Threads: {@code collective-io-N} event loops (epoll when available, NIO otherwise) do all socket work;
- * application threads only enqueue writes.
+ * <p>Threads: by default ({@code transport.progress=caller}) Netty's event loop ({@code collective-io-N})
+ * only connects and authenticates; the plain sockets are then driven by the threads waiting for frames and
+ * the endpoint's progress thread ({@link CallerDrivenIo}), and a sender writes to its socket itself. With
+ * {@code progress=eventLoop}, and for TLS connections, Netty's event loops do all socket work. Threads that
+ * move bytes are {@link IoThread}s and never block.
  */
 public final class NettyEndpoint implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(NettyEndpoint.class);
@@ -93,7 +95,7 @@ public final class NettyEndpoint implements AutoCloseable {
     boolean callerDriven = config.callerProgress();
     // Caller-driven connections are NIO sockets Netty connects and authenticates, then hands over.
     boolean epoll = !callerDriven && Epoll.isAvailable();
-    DefaultThreadFactory threads = new DefaultThreadFactory("collective-io", true);
+    java.util.concurrent.ThreadFactory threads = IoThread.factory();
     this.loops = epoll ? new EpollEventLoopGroup(config.ioThreads(), threads)
         : new NioEventLoopGroup(callerDriven ? 1 : config.ioThreads(), threads);
     this.socketFactory = epoll ? EpollSocketChannel::new
@@ -411,7 +413,7 @@ public final class NettyEndpoint implements AutoCloseable {
       return;
     }
     InetSocketAddress target = remote != null ? remote : parse(key);
-    if (isIoThread()) {
+    if (IoThread.current()) {
       // Never block an I/O thread.
       writeWhenConnected(connectionKey, key, target, msg);
       return;
@@ -459,10 +461,6 @@ public final class NettyEndpoint implements AutoCloseable {
   /** The name of connection number {@code channel} (from 0) to endpoint {@code key}. */
   static String channelKey(String key, int channel) {
     return channel == 0 ? key : key + "#" + channel;
-  }
-
-  private static boolean isIoThread() {
-    return Thread.currentThread().getName().startsWith("collective-io");
   }
 
   private static InetSocketAddress parse(String key) {

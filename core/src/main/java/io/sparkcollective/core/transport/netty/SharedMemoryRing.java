@@ -23,7 +23,8 @@ import org.slf4j.LoggerFactory;
 /*
  * A one-way byte ring in a memory-mapped file, shared by the two endpoints of one connection when both run on
  * the same host. The sending side writes DATA payloads into it and only their headers go over the socket; the
- * receiving side copies each payload out when the header arrives and hands the space back.
+ * receiving side lends each payload, where it lies, to the frame it delivers (no copy) and hands the space back
+ * when that frame is released.
  *
  *   file:  | magic | token | capacity | attached | ...pad... | consumed | ...pad... | data (capacity bytes) |
  *           0       8       16         24                     64                     128

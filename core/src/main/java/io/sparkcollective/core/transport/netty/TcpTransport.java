@@ -21,13 +21,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32C;
 
 /**
- * One rank's view of a group over a {@link NettyEndpoint}: frames to a peer are encoded as DATA messages
- * on the connection to the peer's endpoint (or handed over in-process when the peer lives on the same
- * endpoint); received ones are copied into pooled frames and queued in this rank's {@link Inbox}.
+ * One rank's view of a group over a {@link NettyEndpoint}: frames to a peer are sent as DATA messages on the
+ * connection to the peer's endpoint (or handed over in-process when the peer lives on the same endpoint);
+ * received ones are queued in this rank's {@link Inbox}. A receiving thread drives the endpoint's sockets
+ * itself ({@link CallerDrivenIo}, the default) or waits for Netty's event loops to deliver.
  *
- * <p>Buffer ownership: {@link #send} copies the frame's payload into a pooled Netty buffer and releases the
- * frame at once; Netty releases the buffer after writing it. {@link #onData} runs on an I/O thread, copies
- * the payload out of the message and leaves the message to its caller, who releases it.
+ * <p>Buffer ownership: {@link #send} writes the header into the frame's headroom and hands the frame itself
+ * to the connection as one message ({@link FrameMessage}); the frame returns to the pool once written (or on
+ * failure). A received payload is read straight into a pooled frame ({@link #acceptData}), or lent from the
+ * shared-memory ring; {@link #onData} (Netty's path) copies it out of the message, which its caller releases.
  */
 public final class TcpTransport implements Transport {
   /** Longest wait between looks at the join's refusal, failure, cancellation and deadline. */
