@@ -369,7 +369,8 @@ final class DirectLink implements Link {
               .limit(start + WireFormat.LENGTH_FIELD_BYTES + (int) length).slice();
           in.position(start + WireFormat.LENGTH_FIELD_BYTES + (int) length);
           String bad = type == WireFormat.SHM_OFFER ? attachRing(slice.order(ByteOrder.LITTLE_ENDIAN))
-              : MessageDispatcher.dispatch(endpoint, remoteKey, type, Unpooled.wrappedBuffer(slice), header);
+              : MessageDispatcher.dispatch(endpoint.registry(), endpoint.addressKey(), remoteKey, type,
+                  Unpooled.wrappedBuffer(slice), header);
           if (bad != null) {
             return bad;
           }

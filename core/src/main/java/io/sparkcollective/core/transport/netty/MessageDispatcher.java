@@ -5,10 +5,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The one place where a received message becomes a call on the endpoint, whoever read it: Netty's pipeline
- * ({@link MessageHandler}), the caller-driven reader ({@link DirectLink}, for everything but the payloads it
- * reads straight into frames) and the endpoint itself for messages between its own ranks. Control message
- * bodies are decoded here, by the layouts {@link WireFormat} draws.
+ * The one place where a received message becomes a call on the endpoint's {@link GroupRegistry}, whoever
+ * read it: Netty's pipeline ({@link MessageHandler}), the caller-driven reader ({@link DirectLink}, for
+ * everything but the payloads it reads straight into frames) and {@link Connections} for messages between
+ * ranks of one endpoint. Control message bodies are decoded here, by the layouts {@link WireFormat} draws.
  */
 final class MessageDispatcher {
   private static final Logger LOG = LoggerFactory.getLogger(MessageDispatcher.class);
@@ -17,11 +17,11 @@ final class MessageDispatcher {
 
   /**
    * Hands one message of type {@code type} ({@code in} just past the type byte; the caller keeps ownership)
-   * from {@code remoteKey} to the endpoint; {@code header} is the reading side's DATA header view. Returns why
-   * the connection must be closed (unknown type, truncated message), else null.
+   * from {@code remoteKey} to the groups of endpoint {@code localKey}; {@code header} is the reading side's DATA
+   * header view. Returns why the connection must be closed (unknown type, truncated message), else null.
    */
-  static String dispatch(NettyEndpoint endpoint, String remoteKey, byte type, ByteBuf in, DataHeader header) {
-    GroupRegistry groups = endpoint.registry();
+  static String dispatch(GroupRegistry groups, String localKey, String remoteKey, byte type, ByteBuf in,
+      DataHeader header) {
     try {
       switch (type) {
         case WireFormat.DATA:
@@ -55,12 +55,12 @@ final class MessageDispatcher {
           // leaves the sender sending them there.
           return null;
         default:
-          LOG.warn("{}: unknown message type {} from {}; closing the connection", endpoint.addressKey(), type,
+          LOG.warn("{}: unknown message type {} from {}; closing the connection", localKey, type,
               remoteKey);
           return "it sent an unknown message type " + type;
       }
     } catch (IndexOutOfBoundsException e) {
-      LOG.warn("{}: truncated message from {}; closing the connection", endpoint.addressKey(), remoteKey);
+      LOG.warn("{}: truncated message from {}; closing the connection", localKey, remoteKey);
       return "it sent a truncated message";
     }
   }

@@ -45,7 +45,8 @@ final class MessageHandler extends ChannelInboundHandlerAdapter {
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
     ByteBuf in = (ByteBuf) msg;
     try {
-      String bad = MessageDispatcher.dispatch(endpoint, remoteKey, in.readByte(), in, header);
+      String bad = MessageDispatcher.dispatch(endpoint.registry(), endpoint.addressKey(), remoteKey, in.readByte(), in,
+          header);
       if (bad != null) {
         closeReason = bad;
         ctx.close();

@@ -26,7 +26,6 @@ import io.sparkcollective.core.api.CollectiveCancelledException;
 import io.sparkcollective.core.api.CollectiveException;
 import io.sparkcollective.core.api.CollectiveTimeoutException;
 import io.sparkcollective.core.api.CollectiveUsageException;
-import io.sparkcollective.core.api.PeerLostException;
 import io.sparkcollective.core.auth.SecretHandshake;
 import io.sparkcollective.core.config.CollectiveConfig;
 import io.sparkcollective.core.time.NanoClock;
@@ -36,8 +35,6 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -74,8 +71,7 @@ public final class NettyEndpoint implements AutoCloseable {
   private final FramePool pool;
   private final NanoClock clock;
   private final TlsContexts tls;
-  private final ConcurrentHashMap<String, Promise<Link>> outbound = new ConcurrentHashMap<>();
-  private final Map<Link, String> openLinks = new ConcurrentHashMap<>();
+  private final Connections connections;
   /** Drives plain connections from the waiting threads; null when Netty's event loops do all socket work. */
   private final CallerDrivenIo io;
   private final GroupRegistry registry;
@@ -108,6 +104,7 @@ public final class NettyEndpoint implements AutoCloseable {
       loops.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
       throw new CollectiveException("cannot open a socket selector: " + e, e);
     }
+    this.connections = new Connections(this::addressKey, config.connectTimeoutMs(), loops, this::dial, registry);
     ServerBootstrap sb = new ServerBootstrap().group(loops).channelFactory(serverFactory)
         .option(ChannelOption.SO_REUSEADDR, true)
         .childOption(ChannelOption.TCP_NODELAY, true)
@@ -259,7 +256,7 @@ public final class NettyEndpoint implements AutoCloseable {
 
   /** Authenticated connections to other endpoints open now (inbound and outbound). */
   public int openConnections() {
-    return openLinks.size();
+    return connections.open();
   }
 
   /** Frames dropped because no rank of their group is registered here (stale or foreign groups). */
@@ -396,126 +393,26 @@ public final class NettyEndpoint implements AutoCloseable {
   // ------------------------------------------------------------------------------------- connections
 
   /**
-   * Writes {@code msg} (ownership passes here) to the endpoint {@code key}, delivering in-process when it
-   * is this endpoint, connecting and authenticating first if there is no connection yet.
+   * Writes {@code msg} (ownership passes here) to the endpoint {@code key}: see
+   * {@link Connections#write(String, String, InetSocketAddress, ByteBuf)}.
    */
   void write(String key, InetSocketAddress remote, ByteBuf msg) {
-    write(key, key, remote, msg);
+    connections.write(key, key, remote, msg);
   }
 
-  /**
-   * As {@link #write(String, InetSocketAddress, ByteBuf)} over the connection named {@code connectionKey}:
-   * {@code key} itself for the first connection to that endpoint, {@link #channelKey} for the others.
-   */
+  /** See {@link Connections#write(String, String, InetSocketAddress, ByteBuf)}. */
   void write(String connectionKey, String key, InetSocketAddress remote, ByteBuf msg) {
-    if (key.equals(addressKey)) {
-      deliverLocally(msg);
-      return;
-    }
-    InetSocketAddress target = remote != null ? remote : parse(key);
-    if (IoThread.current()) {
-      // Never block an I/O thread.
-      writeWhenConnected(connectionKey, key, target, msg);
-      return;
-    }
-    Link link;
-    try {
-      link = connection(connectionKey, key, target);
-    } catch (RuntimeException e) {
-      msg.release();
-      throw e;
-    }
-    link.write(msg);
+    connections.write(connectionKey, key, remote, msg);
   }
 
-  /**
-   * As {@link #write(String, String, InetSocketAddress, ByteBuf)}, but never waits for a connection: the message
-   * goes once the connection is up, or is dropped (released) if it cannot be made. For the notices a rank owes
-   * its peers when it fails or leaves (ABORT, LEAVE): dialling a peer that is frozen or gone must not hold back
-   * the notices to the others for the connect timeout, and a peer that cannot be reached learns of the failure
-   * from its own lost connection.
-   */
+  /** See {@link Connections#writeWithoutWaiting}. */
   void writeWithoutWaiting(String connectionKey, String key, InetSocketAddress remote, ByteBuf msg) {
-    if (key.equals(addressKey)) {
-      deliverLocally(msg);
-      return;
-    }
-    writeWhenConnected(connectionKey, key, remote != null ? remote : parse(key), msg);
-  }
-
-  private void writeWhenConnected(String connectionKey, String key, InetSocketAddress target, ByteBuf msg) {
-    Promise<Link> p = connectionPromise(connectionKey, key, target);
-    p.addListener(f -> {
-      if (f.isSuccess() && p.getNow().isActive()) {
-        try {
-          p.getNow().write(msg);
-        } catch (CollectiveException e) {
-          LOG.debug("{}: message to {} lost with its connection", addressKey, key, e);
-        }
-      } else {
-        msg.release();
-      }
-    });
+    connections.writeWithoutWaiting(connectionKey, key, remote, msg);
   }
 
   /** The name of connection number {@code channel} (from 0) to endpoint {@code key}. */
   static String channelKey(String key, int channel) {
-    return channel == 0 ? key : key + "#" + channel;
-  }
-
-  private static InetSocketAddress parse(String key) {
-    int colon = key.lastIndexOf(':');
-    return new InetSocketAddress(key.substring(0, colon), Integer.parseInt(key.substring(colon + 1)));
-  }
-
-  /** Hands a message to this endpoint's own handler logic without a socket (ranks of one group here). */
-  private void deliverLocally(ByteBuf msg) {
-    try {
-      msg.skipBytes(WireFormat.LENGTH_FIELD_BYTES);
-      byte type = msg.readByte();
-      String bad = MessageDispatcher.dispatch(this, addressKey, type, msg, new DataHeader());
-      if (bad != null) {
-        throw new IllegalStateException("a message between ranks of endpoint " + addressKey + " is malformed: " + bad);
-      }
-    } finally {
-      msg.release();
-    }
-  }
-
-  private Promise<Link> connectionPromise(String connectionKey, String key, InetSocketAddress remote) {
-    Promise<Link> p = outbound.get(connectionKey);
-    if (p == null) {
-      Promise<Link> mine = loops.next().newPromise();
-      p = outbound.putIfAbsent(connectionKey, mine);
-      if (p == null) {
-        p = mine;
-        dial(key, remote, mine);
-      }
-    }
-    return p;
-  }
-
-  private Link connection(String connectionKey, String key, InetSocketAddress remote) {
-    while (true) {
-      Promise<Link> p = connectionPromise(connectionKey, key, remote);
-      if (!p.awaitUninterruptibly(config.connectTimeoutMs() + 1000)) {
-        outbound.remove(connectionKey, p);
-        throw new PeerLostException(-1, "connecting to endpoint " + key + " timed out");
-      }
-      if (!p.isSuccess()) {
-        outbound.remove(connectionKey, p);
-        Throwable cause = p.cause();
-        if (cause instanceof CollectiveAuthenticationException) {
-          throw (CollectiveAuthenticationException) cause;
-        }
-        throw new PeerLostException(-1, "cannot connect to endpoint " + key + ": " + cause, cause);
-      }
-      Link link = p.getNow();
-      if (link.isActive()) {
-        return link;
-      }
-      outbound.remove(connectionKey, p);
-    }
+    return Connections.channelKey(key, channel);
   }
 
   @SuppressWarnings("deprecation") // RCVBUF_ALLOCATOR: deprecated in Netty 4.2, the only form 4.1 has
@@ -572,7 +469,7 @@ public final class NettyEndpoint implements AutoCloseable {
 
   /** An authenticated connection whose bytes the event loop moves is ready for messages. */
   void channelReady(String remoteKey, Channel ch, Link link) {
-    openLinks.put(link, remoteKey);
+    connections.opened(link, remoteKey);
     // Heartbeats keep the peer's reader-idle timer quiet while no data flows.
     long every = config.heartbeatIntervalMs();
     java.util.concurrent.ScheduledFuture<?> beat = ch.eventLoop().scheduleAtFixedRate(() -> {
@@ -606,7 +503,7 @@ public final class NettyEndpoint implements AutoCloseable {
           throw new java.io.IOException("deregistering from the event loop failed: " + f.cause());
         }
         DirectLink link = io.adopt(((DetachableChannels.Socket) ch).socket(), remoteKey, isOutbound);
-        openLinks.put(link, remoteKey);
+        connections.opened(link, remoteKey);
         if (done != null) {
           done.trySuccess(link);
         }
@@ -620,33 +517,14 @@ public final class NettyEndpoint implements AutoCloseable {
     });
   }
 
-  /**
-   * A connection to {@code remoteKey} closed. An outbound one only carried this endpoint's messages (the
-   * next send dials again, and fails if the peer is gone); an inbound one carried the remote ranks' frames,
-   * so every rank reached through that endpoint that had not left is lost. Deciding on the inbound
-   * connection keeps a graceful close (LEAVE, then the socket closes) from racing with the loss of the
-   * other connection.
-   */
+  /** A connection to {@code remoteKey} closed: see {@link Connections#lost}. */
   void connectionLost(String remoteKey, Link link, boolean isOutbound, String why) {
-    openLinks.remove(link);
-    if (isOutbound) {
-      // Whichever of the connections to that endpoint it was.
-      outbound.entrySet().removeIf(e -> e.getValue().isDone() && e.getValue().getNow() == link);
-      return;
-    }
-    if (closed) {
-      return;
-    }
-    registry.endpointLost(remoteKey, why);
+    connections.lost(remoteKey, link, isOutbound, why);
   }
 
   /** Closes every connection to {@code remoteKey} (fault injection and health tests). */
   void disconnect(String remoteKey) {
-    for (Map.Entry<Link, String> e : openLinks.entrySet()) {
-      if (e.getValue().equals(remoteKey)) {
-        e.getKey().close();
-      }
-    }
+    connections.disconnect(remoteKey);
   }
 
   @Override
@@ -655,19 +533,14 @@ public final class NettyEndpoint implements AutoCloseable {
       return;
     }
     closed = true;
+    connections.closing();
     registry.closeAll();
     server.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
-    for (Link link : openLinks.keySet()) {
-      link.close();
-    }
+    connections.closeLinks();
     if (io != null) {
       io.close();
     }
-    // Messages waiting for a connection still being made (writeWithoutWaiting) are released by their
-    // promise's listener: fail the promises now, while the event loops still run listeners.
-    for (Promise<Link> p : outbound.values()) {
-      p.tryFailure(new PeerLostException(-1, "endpoint " + addressKey + " closed"));
-    }
+    connections.failPending();
     loops.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
     LOG.info("collective endpoint {} closed", addressKey);
   }
