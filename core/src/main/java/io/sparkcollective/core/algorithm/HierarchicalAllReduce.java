@@ -1,5 +1,6 @@
 package io.sparkcollective.core.algorithm;
 
+import io.sparkcollective.core.config.Tuning;
 import io.sparkcollective.core.api.Blocks;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,12 +36,8 @@ import java.util.TreeMap;
 public final class HierarchicalAllReduce implements AllReduceAlgorithm {
   /** Step of phase 3 (of the first piece); phases 1 and 2 of every piece use steps below this (checked). */
   static final int SHARE_STEP = 1 << 24;
-  /**
-   * Most segments per rank in one piece of a block: small enough that each phase reads what the one before
-   * just wrote while it is still in the cache (a few MiB per process), no more than the inner algorithm runs
-   * as one pass.
-   */
-  static final int PIECE_SEGMENTS = 8;
+  /** Most segments per rank in one piece of a block (see {@link Tuning#HIERARCHICAL_PIECE_SEGMENTS}). */
+  static final int PIECE_SEGMENTS = Tuning.HIERARCHICAL_PIECE_SEGMENTS;
 
   /** Ranks of each process, ascending, in order of the processes' lowest ranks. */
   private final int[][] members;

@@ -2,6 +2,8 @@ package io.sparkcollective.core.algorithm;
 
 import static io.sparkcollective.core.algorithm.Partition.mod;
 
+import io.sparkcollective.core.config.Tuning;
+
 /*
  * Ring all-reduce = ring reduce-scatter, then ring all-gather, pipelined by segment.
  *
@@ -24,14 +26,8 @@ import static io.sparkcollective.core.algorithm.Partition.mod;
 public final class RingAllReduce implements AllReduceAlgorithm {
   public static final RingAllReduce INSTANCE = new RingAllReduce();
 
-  /**
-   * Most segments of one rank's chunk in one pass. A rank sends its first chunk at once and forwards the
-   * chunk it finishes while its neighbour is still reducing, so about two chunks per rank are in flight on each
-   * link; longer vectors therefore run as several passes over consecutive pieces of n chunks of this size,
-   * which keeps that within a few MiB (what a shared-memory ring holds; pooled frames otherwise) instead of
-   * growing with the vector.
-   */
-  static final int CHUNK_SEGMENTS = 8;
+  /** Most segments of one rank's chunk in one pass (see {@link Tuning#RING_CHUNK_SEGMENTS}). */
+  static final int CHUNK_SEGMENTS = Tuning.RING_CHUNK_SEGMENTS;
 
   /** Longest vector one pass covers: {@code ranks} chunks of {@link #CHUNK_SEGMENTS} segments. */
   @Override

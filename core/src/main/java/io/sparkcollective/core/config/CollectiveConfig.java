@@ -18,6 +18,8 @@ import java.util.Map;
 public final class CollectiveConfig {
   public static final String SPARK_PREFIX = "spark.collective.";
 
+  /** Largest {@link #SEGMENT_BYTES}: 64 MiB. */
+  public static final int MAX_SEGMENT_BYTES = 64 << 20;
   public static final String PORT = "port";
   public static final String BIND_ADDRESS = "bindAddress";
   public static final String BIND_INTERFACE = "bindInterface";
@@ -137,7 +139,7 @@ public final class CollectiveConfig {
     this.portTo = ports[1];
     this.operationTimeoutMs = positiveLong(v, OPERATION_TIMEOUT_MS);
     long seg = positiveLong(v, SEGMENT_BYTES);
-    if (seg < 4096 || seg > (64 << 20) || Long.bitCount(seg) != 1) {
+    if (seg < 4096 || seg > MAX_SEGMENT_BYTES || Long.bitCount(seg) != 1) {
       throw bad(SEGMENT_BYTES, v.get(SEGMENT_BYTES), "a power of two from 4096 to 67108864");
     }
     this.segmentBytes = (int) seg;

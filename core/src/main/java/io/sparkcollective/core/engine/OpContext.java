@@ -8,6 +8,7 @@ import io.sparkcollective.core.api.CollectiveKind;
 import io.sparkcollective.core.api.CollectiveMismatchException;
 import io.sparkcollective.core.api.CollectiveTimeoutException;
 import io.sparkcollective.core.api.ReduceOp;
+import io.sparkcollective.core.config.Tuning;
 import io.sparkcollective.core.kernel.Elements;
 import io.sparkcollective.core.kernel.Scratch;
 import io.sparkcollective.core.transport.CallSignature;
@@ -22,8 +23,8 @@ import java.util.concurrent.TimeUnit;
  * at a time, between {@link #begin} and {@link #end}.
  */
 final class OpContext implements Links {
-  /** How often a waiting receive looks for frames that show the ranks disagree. */
-  private static final long DISAGREEMENT_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+  /** How often a waiting receive looks for frames that show the ranks disagree (and for cancellation). */
+  private static final long DISAGREEMENT_CHECK_NANOS = Tuning.DISAGREEMENT_CHECK_NANOS;
 
   private final Transport transport;
   private final Cancellation cancellation;
@@ -177,7 +178,7 @@ final class OpContext implements Links {
               + describeCall() + " #" + seq + " on tag " + tag + ", waiting for a rank of its process to read "
               + "the range it handed over");
         }
-        java.util.concurrent.locks.LockSupport.parkNanos(this, Math.min(left, TimeUnit.MILLISECONDS.toNanos(10)));
+        java.util.concurrent.locks.LockSupport.parkNanos(this, Math.min(left, Tuning.SHARED_RANGE_PARK_NANOS));
       }
     }
     // Every range was read: keep the objects for the next offers (ranges withdrawn after a failure are not).

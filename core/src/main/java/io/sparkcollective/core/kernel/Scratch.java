@@ -1,5 +1,7 @@
 package io.sparkcollective.core.kernel;
 
+import io.sparkcollective.core.config.Tuning;
+
 /**
  * Reusable arrays for one operation at a time: an array indexed like the vector for received values (up to
  * {@link #ALIGNED_MAX_ELEMENTS}), segment-sized staging for longer vectors and, for ByteBuffer and
@@ -26,7 +28,7 @@ public final class Scratch {
    * ({@code alignedFloats} and friends), so that it reduces in place without staging; longer vectors stage
    * segment by segment instead of holding another copy of their size.
    */
-  public static final int ALIGNED_MAX_ELEMENTS = 1 << 25;
+  public static final int ALIGNED_MAX_ELEMENTS = Tuning.ALIGNED_MAX_ELEMENTS;
   private int alignedMax = ALIGNED_MAX_ELEMENTS;
 
   int alignedMax() {

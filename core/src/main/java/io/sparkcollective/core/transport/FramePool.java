@@ -1,5 +1,6 @@
 package io.sparkcollective.core.transport;
 
+import io.sparkcollective.core.config.Tuning;
 import java.util.ArrayDeque;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -9,7 +10,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * buffers. Thread-safe: frames are acquired on one thread and released on another.
  */
 public final class FramePool {
-  public static final int MIN_CAPACITY = 256;
+  public static final int MIN_CAPACITY = Tuning.MIN_FRAME_BYTES;
   private static final int MIN_SHIFT = Integer.numberOfTrailingZeros(MIN_CAPACITY);
 
   private final ArrayDeque<Frame>[] free;

@@ -1,10 +1,10 @@
 package io.sparkcollective.core.transport;
 
+import io.sparkcollective.core.config.Tuning;
 import io.sparkcollective.core.api.CollectiveCancelledException;
 import io.sparkcollective.core.api.CollectiveException;
 import io.sparkcollective.core.api.RemoteFailureException;
 import io.sparkcollective.core.time.NanoClock;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
@@ -112,7 +112,7 @@ public final class Inbox {
       if (!handover.getAsBoolean()) {
         long remaining = until - clock.nanoTime();
         if (remaining > 0) {
-          LockSupport.parkNanos(this, Math.min(remaining, TimeUnit.MILLISECONDS.toNanos(50)));
+          LockSupport.parkNanos(this, Math.min(remaining, Tuning.INBOX_PARK_NANOS));
         }
       }
     } finally {

@@ -2,6 +2,7 @@ package io.sparkcollective.core.transport.netty;
 
 import io.sparkcollective.core.api.CollectiveCancelledException;
 import io.sparkcollective.core.api.CollectiveException;
+import io.sparkcollective.core.config.Tuning;
 import io.sparkcollective.core.time.NanoClock;
 import io.sparkcollective.core.transport.Frame;
 import io.sparkcollective.core.transport.Inbox;
@@ -35,10 +36,10 @@ import org.slf4j.LoggerFactory;
  */
 final class CallerDrivenIo implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(CallerDrivenIo.class);
-  /** Longest single block in a socket poll; the loop re-checks deadlines and failures in between. */
-  private static final long SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+  /** Longest single block in a socket poll (see {@link Tuning#POLL_SLICE_NANOS}). */
+  private static final long SLICE_NANOS = Tuning.POLL_SLICE_NANOS;
   /** How long after an application thread last drove the progress thread stays out of the way. */
-  private static final long BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+  private static final long BACKOFF_NANOS = Tuning.PROGRESS_BACKOFF_NANOS;
 
   private final NettyEndpoint endpoint;
   private final NanoClock clock;

@@ -1,5 +1,6 @@
 package io.sparkcollective.core.transport.netty;
 
+import io.sparkcollective.core.config.Tuning;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
@@ -41,11 +42,11 @@ import org.slf4j.LoggerFactory;
  */
 final class DirectLink implements Link {
   private static final Logger LOG = LoggerFactory.getLogger(DirectLink.class);
-  private static final int STAGING_BYTES = 64 << 10;
+  private static final int STAGING_BYTES = Tuning.STAGING_BYTES;
   /** Reads per call before the driver moves on to other connections. */
-  private static final int READS_PER_TURN = 16;
+  private static final int READS_PER_TURN = Tuning.READS_PER_TURN;
   /** Smallest payload sent through a shared-memory ring; smaller ones are as cheap over the socket. */
-  static final int SHARED_MIN_BYTES = 8 << 10;
+  static final int SHARED_MIN_BYTES = Tuning.SHARED_MIN_BYTES;
 
   private final CallerDrivenIo io;
   private final NettyEndpoint endpoint;

@@ -1,5 +1,6 @@
 package io.sparkcollective.core.transport.netty;
 
+import io.sparkcollective.core.config.Tuning;
 import io.netty.buffer.ByteBuf;
 import io.sparkcollective.core.api.CollectiveUsageException;
 import io.sparkcollective.core.time.NanoClock;
@@ -8,7 +9,6 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
 final class GroupRegistry {
   private static final Logger LOG = LoggerFactory.getLogger(GroupRegistry.class);
   /** How long a JOIN for a rank not registered yet is kept for it (its task may start late). */
-  private static final long PENDING_JOIN_TTL_NANOS = TimeUnit.MINUTES.toNanos(2);
+  private static final long PENDING_JOIN_TTL_NANOS = Tuning.PENDING_JOIN_TTL_NANOS;
 
   private final Supplier<String> addressKey;
   private final NanoClock clock;

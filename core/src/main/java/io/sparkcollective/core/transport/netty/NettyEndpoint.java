@@ -1,5 +1,6 @@
 package io.sparkcollective.core.transport.netty;
 
+import io.sparkcollective.core.config.Tuning;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
@@ -59,7 +60,7 @@ import org.slf4j.LoggerFactory;
 public final class NettyEndpoint implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(NettyEndpoint.class);
   /** Pause before dialling again a peer whose endpoint is not up yet, while joining. */
-  private static final long JOIN_RETRY_MS = 50;
+  private static final long JOIN_RETRY_MS = Tuning.JOIN_RETRY_MS;
 
   private final CollectiveConfig config;
   private final SecretHandshake handshake;

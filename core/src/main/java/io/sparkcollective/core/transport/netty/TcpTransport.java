@@ -1,5 +1,6 @@
 package io.sparkcollective.core.transport.netty;
 
+import io.sparkcollective.core.config.Tuning;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.sparkcollective.core.api.Cancellation;
@@ -33,7 +34,7 @@ import java.util.zip.CRC32C;
  */
 public final class TcpTransport implements Transport {
   /** Longest wait between looks at the join's refusal, failure, cancellation and deadline. */
-  private static final long JOIN_CHECK_MS = 10;
+  private static final long JOIN_CHECK_MS = Tuning.JOIN_CHECK_MS;
 
   private final NettyEndpoint endpoint;
   private final long groupId;

@@ -1,5 +1,6 @@
 package io.sparkcollective.core.transport.netty;
 
+import io.sparkcollective.core.config.Tuning;
 import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import java.nio.ByteOrder;
@@ -33,7 +34,7 @@ public final class WireFormat {
 
   public static final int LENGTH_FIELD_BYTES = 4;
   /** Largest message accepted (a frame of the largest segment plus header, with room to spare). */
-  public static final int MAX_MESSAGE_BYTES = (64 << 20) + 4096;
+  public static final int MAX_MESSAGE_BYTES = Tuning.MAX_MESSAGE_BYTES;
 
   public static final byte DATA = 1;
   public static final byte ABORT = 2;

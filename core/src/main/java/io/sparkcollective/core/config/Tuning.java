@@ -1,0 +1,102 @@
+package io.sparkcollective.core.config;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Every internal tuning constant of the engine and its transports, each with why it has its value (the
+ * settings a user may change are in {@link CollectiveConfig}). One place to read and change them, like NCCL's
+ * tuning table; measure with the benchmarks before changing any.
+ */
+public final class Tuning {
+  private Tuning() {}
+
+  // ------------------------------------------------------------------------------------------ algorithms
+
+  /**
+   * Most segments of one rank's chunk in one pass of the ring all-reduce. A rank sends its first chunk at once
+   * and forwards the chunk it finishes while its neighbour is still reducing, so about two chunks per rank are
+   * in flight on each link; longer vectors run as several passes over pieces of N chunks of this size, which
+   * keeps what is in flight within a few MiB (what a shared-memory ring holds; pooled frames otherwise) instead
+   * of growing with the vector. 8 x 256 KiB segments: 2 MiB per chunk.
+   */
+  public static final int RING_CHUNK_SEGMENTS = 8;
+
+  /**
+   * Most segments per rank in one piece of a block of the hierarchical all-reduce: small enough that each of
+   * its three phases reads what the one before just wrote while it is still in the cache (a few MiB per
+   * process), the same as the ring's pass so that the ring across processes runs one pass per piece.
+   */
+  public static final int HIERARCHICAL_PIECE_SEGMENTS = 8;
+
+  /**
+   * Vectors up to this many elements are reduced in place through an array indexed like the vector (which C2
+   * vectorises); longer ones keep segment-sized staging, so 50 M parameters need no second copy of the vector
+   * in a 1 GiB executor. 32 Mi elements: 128 MiB of floats.
+   */
+  public static final int ALIGNED_MAX_ELEMENTS = 1 << 25;
+
+  // ------------------------------------------------------------------------------------------ waiting
+
+  /**
+   * How often a receive that waits looks for frames of the same operation from other ranks that show the
+   * ranks disagree (a peer that never sends because it thinks it is not the one to): often enough that a
+   * mismatch fails in tens of milliseconds, rarely enough to cost nothing. Also the longest wait between two
+   * checks of the caller's cancellation.
+   */
+  public static final long DISAGREEMENT_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
+  /** Longest park while a rank waits for ranks of its process to read a range it handed over. */
+  public static final long SHARED_RANGE_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
+  /**
+   * Longest park of a thread waiting in an inbox (its frame, a failure or a departure unparks it at once): the
+   * bound on noticing anything that does not unpark it, such as an interrupt seen only at the next look.
+   */
+  public static final long INBOX_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+  /**
+   * Longest single block of a caller-driven socket poll; the loop re-checks deadlines, failures and
+   * cancellation in between. 10 ms: a poll is woken by frames and failures anyway.
+   */
+  public static final long POLL_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
+  /**
+   * How long after an application thread last drove the sockets the endpoint's progress thread stays out of
+   * the way: long enough not to contend for the read token between the operations of a busy loop, short
+   * enough that aborts and lost connections of idle groups are still seen within a millisecond.
+   */
+  public static final long PROGRESS_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
+  // ------------------------------------------------------------------------------------------ TCP
+
+  /**
+   * Staging buffer of a caller-driven connection, into which headers and control messages are read (payloads
+   * go straight into frames): many small messages per read system call, a control message of up to this size.
+   */
+  public static final int STAGING_BYTES = 64 << 10;
+
+  /** Reads of one connection per turn of the driving thread, so one busy connection cannot starve the others. */
+  public static final int READS_PER_TURN = 16;
+
+  /**
+   * Smallest DATA payload that goes through a shared-memory ring; smaller ones go over the socket with their
+   * header, where one write costs less than the ring's bookkeeping.
+   */
+  public static final int SHARED_MIN_BYTES = 8 << 10;
+
+  /** Largest message on the wire: a frame of the largest segment (see CollectiveConfig) plus room for a header. */
+  public static final int MAX_MESSAGE_BYTES = CollectiveConfig.MAX_SEGMENT_BYTES + 4096;
+
+  /** Pause before dialling again a peer whose endpoint is not up yet, while joining (ranks start at different
+   * times; 50 ms is short next to starting an executor). */
+  public static final long JOIN_RETRY_MS = 50;
+
+  /** Longest wait between looks at a join's refusal, failure, cancellation and deadline. */
+  public static final long JOIN_CHECK_MS = 10;
+
+  /** How long a JOIN for a rank not registered yet is kept for it (its task may start late). */
+  public static final long PENDING_JOIN_TTL_NANOS = TimeUnit.MINUTES.toNanos(2);
+
+  /** Smallest pooled frame: below it, a frame's own bookkeeping outweighs its payload. */
+  public static final int MIN_FRAME_BYTES = 256;
+}
