@@ -48,19 +48,27 @@ final class GroupRegistry {
   void register(TcpTransport t) {
     int size = t.size();
     int rank = t.rank();
-    TcpTransport[] slot = groups.computeIfAbsent(t.groupId(), g -> new TcpTransport[size]);
-    refreshTable();
-    synchronized (slot) {
-      if (slot.length != size) {
-        throw new CollectiveUsageException("group " + t.groupName() + " is registered here with " + slot.length
-            + " ranks, not " + size);
+    while (true) {
+      TcpTransport[] slot = groups.computeIfAbsent(t.groupId(), g -> new TcpTransport[size]);
+      synchronized (slot) {
+        if (groups.get(t.groupId()) != slot) {
+          // The group's last rank here left between the lookup and the lock and removed this slot: a rank
+          // put in it now would be found by nobody. Take the group's new slot instead.
+          continue;
+        }
+        if (slot.length != size) {
+          throw new CollectiveUsageException("group " + t.groupName() + " is registered here with " + slot.length
+              + " ranks, not " + size);
+        }
+        if (slot[rank] != null) {
+          throw new CollectiveUsageException("rank " + rank + " of group " + t.groupName()
+              + " is already registered on " + addressKey.get());
+        }
+        slot[rank] = t;
       }
-      if (slot[rank] != null) {
-        throw new CollectiveUsageException("rank " + rank + " of group " + t.groupName() + " is already registered "
-            + "on " + addressKey.get());
-      }
-      slot[rank] = t;
+      break;
     }
+    refreshTable();
     replayPendingJoins(t.groupId(), rank);
   }
 
@@ -117,10 +125,15 @@ final class GroupRegistry {
     for (int i = 0; i < t.ids.length; i++) {
       if (t.ids[i] == group) {
         TcpTransport[] slot = t.slots[i];
-        return rank < 0 || rank >= slot.length ? null : slot[rank];
+        TcpTransport found = rank < 0 || rank >= slot.length ? null : slot[rank];
+        if (found != null) {
+          return found;
+        }
+        break;
       }
     }
-    // Registered after the last refresh (or not at all): the map has the truth.
+    // Registered after the last refresh (or not at all; or the snapshot still holds a slot that its group's
+    // last rank removed, and a new one took its place): the map has the truth.
     TcpTransport[] slot = groups.get(group);
     if (slot == null || rank < 0 || rank >= slot.length) {
       return null;
@@ -197,6 +210,9 @@ final class GroupRegistry {
       }
     }
     TcpTransport t = registered(group, rank);
+    if (t == null) {
+      return; // the rank left again before its early JOINs could be handed over: nobody waits for them
+    }
     for (PendingJoin p : mine) {
       t.onJoin(p.remoteKey, p.source, p.size);
     }

@@ -187,6 +187,13 @@ public final class TcpTransport implements Transport {
     }
   }
 
+  /** Whether {@code peer}'s JOIN has reached this rank. */
+  boolean hasJoined(int peer) {
+    synchronized (joined) {
+      return joined[peer];
+    }
+  }
+
   void onJoinRefused(int source, String reason) {
     synchronized (joined) {
       joinRefusal = "rank " + source + " (" + peerKeys[source] + ") refused rank " + rank + " of group " + groupName
