@@ -8,7 +8,7 @@ import io.sparkcollective.core.api.ReduceOp;
 import io.sparkcollective.core.config.CollectiveConfig;
 import io.sparkcollective.core.engine.TcpGroup;
 import io.sparkcollective.core.launch.PeerList;
-import io.sparkcollective.core.transport.netty.NettyEndpoint;
+import io.sparkcollective.core.transport.tcp.TcpEndpoint;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
@@ -57,7 +57,7 @@ public final class TcpSweepWorker {
     }
     CollectiveConfig config = CollectiveConfig.from(settings);
     InetSocketAddress me = endpoints.get(process);
-    try (NettyEndpoint endpoint = NettyEndpoint.start(me.getHostString(), me.getPort(), args.require("secret"),
+    try (TcpEndpoint endpoint = TcpEndpoint.start(me.getHostString(), me.getPort(), args.require("secret"),
         config)) {
       // Ranks of one process share its endpoint (as barrier tasks share their executor's): one thread each.
       ExecutorService threads = Executors.newFixedThreadPool(perProcess);
@@ -79,7 +79,7 @@ public final class TcpSweepWorker {
     }
   }
 
-  private static void runRank(Args args, NettyEndpoint endpoint, CollectiveConfig config, int rank,
+  private static void runRank(Args args, TcpEndpoint endpoint, CollectiveConfig config, int rank,
       List<InetSocketAddress> peers, int perProcess) throws IOException {
     int n = peers.size();
     int reps = args.getInt("reps", 7);

@@ -12,7 +12,7 @@ import io.sparkcollective.core.config.CollectiveConfig;
 import io.sparkcollective.core.engine.ManagedCommunicator;
 import io.sparkcollective.core.engine.TcpGroup;
 import io.sparkcollective.core.launch.PeerList;
-import io.sparkcollective.core.transport.netty.NettyEndpoint;
+import io.sparkcollective.core.transport.tcp.TcpEndpoint;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Map;
@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
 
 /**
- * Executor side: one {@link NettyEndpoint} per executor JVM, registered with the driver plugin at start.
+ * Executor side: one {@link TcpEndpoint} per executor JVM, registered with the driver plugin at start.
  * A barrier task's group (application, stage, attempt; rank = partition id) is formed when the task first
  * asks for its communicator, so a stage that never uses the API costs nothing. A task that fails or is
  * killed aborts its group, so its peers fail at once; one that succeeds leaves it.
@@ -50,7 +50,7 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
   private final ThreadLocal<TaskGroup> current = new ThreadLocal<>();
   private PluginContext ctx;
   private CollectiveConfig config;
-  private volatile NettyEndpoint endpoint;
+  private volatile TcpEndpoint endpoint;
   private String secret;
   private CollectiveMetrics metrics;
   private volatile String appId;
@@ -70,7 +70,7 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
   }
 
   /** This executor's endpoint (null if it did not start). */
-  NettyEndpoint endpoint() {
+  TcpEndpoint endpoint() {
     return endpoint;
   }
 
@@ -109,7 +109,7 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     }
     // PluginContext.hostname() is null on executors; the block manager knows the executor's host.
     String host = SparkEnv.get().blockManager().blockManagerId().host();
-    NettyEndpoint e = NettyEndpoint.start(host, secret, config);
+    TcpEndpoint e = TcpEndpoint.start(host, secret, config);
     try {
       ctx.ask(new Messages.RegisterEndpoint(ctx.executorID(), e.addressKey()).encode());
     } catch (Exception ex) {

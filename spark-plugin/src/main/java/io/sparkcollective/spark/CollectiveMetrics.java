@@ -31,7 +31,7 @@ final class CollectiveMetrics implements OperationObserver {
   }
 
   /** Adds the gauges of the executor's endpoint (once it has started). */
-  void watch(io.sparkcollective.core.transport.netty.NettyEndpoint endpoint) {
+  void watch(io.sparkcollective.core.transport.tcp.TcpEndpoint endpoint) {
     registry.gauge("openConnections", () -> endpoint::openConnections);
     registry.gauge("sharedMemoryPayloads", () -> endpoint::sharedMemoryPayloads);
   }

@@ -12,7 +12,7 @@ import io.sparkcollective.core.engine.LocalGroup;
 import io.sparkcollective.core.api.Communicator;
 import io.sparkcollective.core.config.CollectiveConfig;
 import io.sparkcollective.core.engine.TcpGroup;
-import io.sparkcollective.core.transport.netty.NettyEndpoint;
+import io.sparkcollective.core.transport.tcp.TcpEndpoint;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -55,8 +55,8 @@ class CollectiveMetricsTest {
     MetricRegistry registry = new MetricRegistry();
     CollectiveMetrics metrics = new CollectiveMetrics(registry);
     CollectiveConfig config = CollectiveConfig.defaults();
-    try (NettyEndpoint e0 = NettyEndpoint.start("127.0.0.1", 0, "secret", config);
-        NettyEndpoint e1 = NettyEndpoint.start("127.0.0.1", 0, "secret", config)) {
+    try (TcpEndpoint e0 = TcpEndpoint.start("127.0.0.1", 0, "secret", config);
+        TcpEndpoint e1 = TcpEndpoint.start("127.0.0.1", 0, "secret", config)) {
       metrics.watch(e0);
       assertEquals(0, registry.getGauges().get("openConnections").getValue());
       assertEquals(0L, registry.getGauges().get("sharedMemoryPayloads").getValue());

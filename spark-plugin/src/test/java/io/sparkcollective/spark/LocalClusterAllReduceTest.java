@@ -277,7 +277,7 @@ class LocalClusterAllReduceTest {
     List<String> seen = Barrier.mapPartitions(sc.parallelize(List.of(0, 1), 2), it -> {
       Communicator comm = Collective.communicator();
       CollectiveExecutorPlugin plugin = CollectiveExecutorPlugin.instance();
-      io.sparkcollective.core.transport.netty.NettyEndpoint endpoint = plugin.endpoint();
+      io.sparkcollective.core.transport.tcp.TcpEndpoint endpoint = plugin.endpoint();
       List<String> keys = comm.allGatherObjects(endpoint.addressKey());
       Communicator probe = io.sparkcollective.core.engine.TcpGroup.join(endpoint,
           org.apache.spark.TaskContext.get().stageId() + "/stale-probe", comm.rank(),

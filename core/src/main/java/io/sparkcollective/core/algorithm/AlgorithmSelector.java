@@ -33,19 +33,17 @@ public final class AlgorithmSelector {
   }
 
   /**
-   * The algorithm, and for HIERARCHICAL the one its leaders run, for a call on {@code ranks} ranks spread over
-   * {@code nodeCount} processes: AUTO takes HIERARCHICAL when some process holds several ranks of a group
-   * that spans several processes.
+   * The algorithm, and for HIERARCHICAL the one run across processes, for a call of {@code bytes} on a group
+   * placed as {@code placement}: AUTO takes HIERARCHICAL when some process holds several ranks of a group that
+   * spans several processes; the cross-process part then carries 1/k of the vector with k ranks per process.
    */
-  public AlgorithmChoice select(Algorithm requested, long bytes, int ranks, int nodeCount) {
-    return select(requested, bytes, ranks, nodeCount, bytes);
-  }
-
-  /** As above, with the cross-process part of HIERARCHICAL carrying {@code innerBytes} per all-reduce. */
-  public AlgorithmChoice select(Algorithm requested, long bytes, int ranks, int nodeCount, long innerBytes) {
+  public AlgorithmChoice select(Algorithm requested, long bytes, Placement placement) {
+    int ranks = placement.ranks();
+    int nodes = placement.nodeCount();
     Algorithm a = requested != Algorithm.AUTO ? requested : forced != Algorithm.AUTO ? forced
-        : nodeCount > 1 && nodeCount < ranks ? Algorithm.HIERARCHICAL : table(bytes, ranks);
-    return new AlgorithmChoice(a, a == Algorithm.HIERARCHICAL ? table(innerBytes, nodeCount) : null);
+        : placement.isTwoLevel() ? Algorithm.HIERARCHICAL : table(bytes, ranks);
+    int k = placement.evenRanksPerNode();
+    return new AlgorithmChoice(a, a == Algorithm.HIERARCHICAL ? table(k > 0 ? bytes / k : bytes, nodes) : null);
   }
 
   private Algorithm table(long bytes, int ranks) {
@@ -71,9 +69,9 @@ public final class AlgorithmSelector {
     }
   }
 
-  /** The implementation of {@code choice} (from {@link #select(Algorithm, long, int, int)}) over {@code nodes}. */
-  public static AllReduceAlgorithm implementation(AlgorithmChoice choice, int[] nodes) {
+  /** The implementation of {@code choice} (from {@link #select(Algorithm, long, Placement)}) over {@code placement}. */
+  public static AllReduceAlgorithm implementation(AlgorithmChoice choice, Placement placement) {
     return choice.algorithm() == Algorithm.HIERARCHICAL
-        ? new HierarchicalAllReduce(nodes, implementation(choice.inner())) : implementation(choice.algorithm());
+        ? new HierarchicalAllReduce(placement, implementation(choice.inner())) : implementation(choice.algorithm());
   }
 }

@@ -2,10 +2,6 @@ package io.sparkcollective.core.algorithm;
 
 import io.sparkcollective.core.config.Tuning;
 import io.sparkcollective.core.api.Blocks;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 
 /*
  * Two-level all-reduce for groups whose ranks share processes (several barrier tasks per executor).
@@ -32,7 +28,7 @@ import java.util.TreeMap;
  * one rank per phase and copied to the others, so every rank ends with the same bits.
  */
 
-/** The two-level all-reduce over a fixed rank-to-process map. */
+/** The two-level all-reduce over a fixed {@link Placement}. */
 public final class HierarchicalAllReduce implements AllReduceAlgorithm {
   /** Step of phase 3 (of the first piece); phases 1 and 2 of every piece use steps below this (checked). */
   static final int SHARE_STEP = 1 << 24;
@@ -46,44 +42,17 @@ public final class HierarchicalAllReduce implements AllReduceAlgorithm {
   private final AllReduceAlgorithm inner;
 
   /**
-   * @param nodes process of every rank (ranks with equal values share a process)
+   * @param placement which ranks share a process
    * @param inner the all-reduce run across processes
    */
-  public HierarchicalAllReduce(int[] nodes, AllReduceAlgorithm inner) {
-    this.members = members(nodes);
-    this.evenK = ranksPerNode(members);
+  public HierarchicalAllReduce(Placement placement, AllReduceAlgorithm inner) {
+    int[][] m = new int[placement.nodeCount()][];
+    for (int n = 0; n < m.length; n++) {
+      m[n] = placement.members(n);
+    }
+    this.members = m;
+    this.evenK = placement.evenRanksPerNode();
     this.inner = inner;
-  }
-
-  private static int[][] members(int[] nodes) {
-    Map<Integer, List<Integer>> byNode = new TreeMap<>();
-    for (int r = 0; r < nodes.length; r++) {
-      byNode.computeIfAbsent(nodes[r], n -> new ArrayList<>()).add(r);
-    }
-    List<int[]> out = new ArrayList<>();
-    for (List<Integer> ranks : byNode.values()) {
-      out.add(ranks.stream().mapToInt(Integer::intValue).toArray());
-    }
-    out.sort((a, b) -> Integer.compare(a[0], b[0]));
-    return out.toArray(new int[0][]);
-  }
-
-  /** Number of distinct processes. */
-  public static int nodeCount(int[] nodes) {
-    return members(nodes).length;
-  }
-
-  /** Ranks per process when every process holds the same number, else 0. */
-  public static int ranksPerNode(int[] nodes) {
-    return ranksPerNode(members(nodes));
-  }
-
-  private static int ranksPerNode(int[][] members) {
-    int k = members[0].length;
-    for (int[] m : members) {
-      k = m.length == k ? k : 0;
-    }
-    return k;
   }
 
   /** Phases 1 and 2 of piece q from step q * stride; phase 3 of piece q at SHARE_STEP + q. */

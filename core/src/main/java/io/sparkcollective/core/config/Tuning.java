@@ -61,6 +61,13 @@ public final class Tuning {
   public static final long POLL_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
   /**
+   * Polls a waiting thread makes in a tight loop before it starts yielding its core between polls (then,
+   * after {@code transport.spinMicros}, blocking): none, since executors share cores with their peers and a
+   * peer process needs the core a spinner holds. Raise it on hosts with cores to spare.
+   */
+  public static final int SPIN_POLLS = 0;
+
+  /**
    * How long after an application thread last drove the sockets the endpoint's progress thread stays out of
    * the way: long enough not to contend for the read token between the operations of a busy loop, short
    * enough that aborts and lost connections of idle groups are still seen within a millisecond.

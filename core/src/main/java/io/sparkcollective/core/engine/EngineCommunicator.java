@@ -3,10 +3,10 @@ package io.sparkcollective.core.engine;
 import io.sparkcollective.core.algorithm.AlgorithmChoice;
 import io.sparkcollective.core.algorithm.AlgorithmSelector;
 import io.sparkcollective.core.algorithm.AllReduceAlgorithm;
-import io.sparkcollective.core.algorithm.HierarchicalAllReduce;
 import io.sparkcollective.core.algorithm.BroadcastAlgorithms;
 import io.sparkcollective.core.algorithm.DisseminationBarrier;
 import io.sparkcollective.core.algorithm.Partition;
+import io.sparkcollective.core.algorithm.Placement;
 import io.sparkcollective.core.algorithm.RingCollectives;
 import io.sparkcollective.core.api.Algorithm;
 import io.sparkcollective.core.api.Blocks;
@@ -56,11 +56,8 @@ public final class EngineCommunicator implements ManagedCommunicator {
   private final AlgorithmSelector selector;
   private final int rank;
   private final int size;
-  /** Process of every rank (ranks of one executor share one) and how many processes there are. */
-  private final int[] nodes;
-  private final int nodeCount;
-  /** Ranks in every process if they all hold the same number, else 0. */
-  private final int ranksPerNode;
+  /** Which ranks share a process (the hierarchical algorithm's and the selector's input). */
+  private final Placement placement;
   private final long[] collectiveSeq = new long[CollectiveOptions.MAX_TAGS];
   private final long[] sendSeq;
   private final long[] recvSeq;
@@ -87,9 +84,7 @@ public final class EngineCommunicator implements ManagedCommunicator {
     this.size = transport.size();
     this.selector = new AlgorithmSelector(
         config.directMaxBytes(), config.directMaxRanks(), config.ringMinBytes(), config.algorithm());
-    this.nodes = transport.nodes();
-    this.nodeCount = HierarchicalAllReduce.nodeCount(nodes);
-    this.ranksPerNode = HierarchicalAllReduce.ranksPerNode(nodes);
+    this.placement = Placement.of(transport.nodes());
     this.sendSeq = new long[size * CollectiveOptions.MAX_TAGS];
     this.recvSeq = new long[size * CollectiveOptions.MAX_TAGS];
   }
@@ -143,9 +138,7 @@ public final class EngineCommunicator implements ManagedCommunicator {
     long timeoutMs = timeoutMs(options);
     // The algorithm is chosen by the bytes that cross the wire.
     long wireBytes = bf16Wire ? data.byteLength() / 2 : data.byteLength();
-    // Across processes, each all-reduce carries one process-local shard when every process holds k ranks.
-    AlgorithmChoice choice = selector.select(options.algorithm(), wireBytes, size, nodeCount,
-        ranksPerNode > 0 ? wireBytes / ranksPerNode : wireBytes);
+    AlgorithmChoice choice = selector.select(options.algorithm(), wireBytes, placement);
     int algorithmCode = choice.wireCode();
     return () -> execute(kind, seq, data.byteLength(), ctx -> {
       Elements el = bf16Wire ? Elements.openBf16Wire(data, ctx.scratch, 0) : Elements.open(data, ctx.scratch, 0);
@@ -172,7 +165,7 @@ public final class EngineCommunicator implements ManagedCommunicator {
     synchronized (hierarchical) {
       AllReduceAlgorithm a = hierarchical[choice.inner().ordinal()];
       if (a == null) {
-        a = AlgorithmSelector.implementation(choice, nodes);
+        a = AlgorithmSelector.implementation(choice, placement);
         hierarchical[choice.inner().ordinal()] = a;
       }
       return a;

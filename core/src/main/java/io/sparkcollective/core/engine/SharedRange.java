@@ -1,6 +1,7 @@
 package io.sparkcollective.core.engine;
 
 import io.sparkcollective.core.kernel.Elements;
+import io.sparkcollective.core.transport.Frame;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
@@ -10,7 +11,7 @@ import java.util.concurrent.locks.LockSupport;
  * until the reader is done: {@link #take} and {@link #done} on the reader's side, {@link #revoke} on the
  * owner's when its operation fails (a reader that has not started then fails instead of reading).
  */
-final class SharedRange {
+final class SharedRange implements Frame.SharedRegion {
   private static final int OFFERED = 0;
   private static final int READING = 1;
   private static final int REVOKED = 2;

@@ -5,8 +5,8 @@ import io.sparkcollective.core.api.Communicator;
 import io.sparkcollective.core.api.ObjectSerializer;
 import io.sparkcollective.core.config.CollectiveConfig;
 import io.sparkcollective.core.serialization.KryoObjectSerializer;
-import io.sparkcollective.core.transport.netty.NettyEndpoint;
-import io.sparkcollective.core.transport.netty.TcpTransport;
+import io.sparkcollective.core.transport.tcp.TcpEndpoint;
+import io.sparkcollective.core.transport.tcp.TcpTransport;
 import java.net.InetSocketAddress;
 import java.util.List;
 
@@ -17,12 +17,12 @@ import java.util.List;
 public final class TcpGroup {
   private TcpGroup() {}
 
-  public static Communicator join(NettyEndpoint endpoint, String groupName, int rank, List<InetSocketAddress> peers,
+  public static Communicator join(TcpEndpoint endpoint, String groupName, int rank, List<InetSocketAddress> peers,
       CollectiveConfig config) {
     return join(endpoint, groupName, rank, peers, config, new KryoObjectSerializer());
   }
 
-  public static Communicator join(NettyEndpoint endpoint, String groupName, int rank, List<InetSocketAddress> peers,
+  public static Communicator join(TcpEndpoint endpoint, String groupName, int rank, List<InetSocketAddress> peers,
       CollectiveConfig config, ObjectSerializer serializer) {
     return join(endpoint, groupName, rank, peers, config, serializer, Cancellation.NONE);
   }
@@ -31,7 +31,7 @@ public final class TcpGroup {
    * As above; the join and every later wait of the communicator also stop when {@code cancellation} fires
    * (see {@link Cancellation}).
    */
-  public static ManagedCommunicator join(NettyEndpoint endpoint, String groupName, int rank,
+  public static ManagedCommunicator join(TcpEndpoint endpoint, String groupName, int rank,
       List<InetSocketAddress> peers, CollectiveConfig config, ObjectSerializer serializer,
       Cancellation cancellation) {
     TcpTransport transport = endpoint.join(groupName, rank, peers, cancellation);

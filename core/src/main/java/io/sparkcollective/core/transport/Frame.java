@@ -30,13 +30,23 @@ public final class Frame {
   private long count;
   private long offset;
 
-  private Object attachment;
+  private Attachment attachment;
   /** A range of the sender's memory this frame stands for (same-process hand-over), else null. */
-  private Object shared;
+  private SharedRegion shared;
   /** Payload held in memory the transport lends (see {@link #lend}), else null. */
   private WireBuffer lent;
   private Lender lender;
   private long loan;
+
+  /**
+   * A range of a sending rank's own memory that a frame stands for instead of carrying it, for a rank of the
+   * same process to read in place (the engine's business: transports only pass it along, and refuse to send
+   * it over a network).
+   */
+  public interface SharedRegion {}
+
+  /** What a transport keeps with a frame across its uses (e.g. the frame's wrapper for a network library). */
+  public interface Attachment {}
 
   /** Memory a transport lends a received frame its payload in, returned when the frame is released. */
   public interface Lender {
@@ -74,20 +84,20 @@ public final class Frame {
    * The sender's memory this frame refers to instead of carrying a payload (ranks of one process only), or
    * null for an ordinary frame.
    */
-  public Object shared() {
+  public SharedRegion shared() {
     return shared;
   }
 
-  public void share(Object region) {
+  public void share(SharedRegion region) {
     this.shared = region;
   }
 
-  /** What a transport keeps with this frame across uses (e.g. its wrapper for the network library). */
-  public Object attachment() {
+  /** What a transport keeps with this frame across uses, or null. */
+  public Attachment attachment() {
     return attachment;
   }
 
-  public void attach(Object attachment) {
+  public void attach(Attachment attachment) {
     this.attachment = attachment;
   }
 

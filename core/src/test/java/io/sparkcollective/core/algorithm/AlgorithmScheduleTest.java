@@ -269,7 +269,7 @@ class AlgorithmScheduleTest {
       nodes[r] = Integer.parseInt(p[r]);
     }
     AllReduceAlgorithm in = AlgorithmSelector.implementation(io.sparkcollective.core.api.Algorithm.valueOf(inner));
-    HierarchicalAllReduce h = new HierarchicalAllReduce(nodes, in);
+    HierarchicalAllReduce h = new HierarchicalAllReduce(Placement.of(nodes), in);
     // Segments of 64 elements: long vectors take many pieces, each with its own window of steps.
     RecordingLinks[] links = run(h, nodes.length, len, 64);
     for (RecordingLinks l : links) {

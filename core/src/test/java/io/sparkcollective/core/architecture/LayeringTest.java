@@ -11,7 +11,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Keeps the layers drawn in README's Architecture section: algorithms see only links; data flows downward
- * only; core knows nothing of Spark.
+ * only; core knows nothing of Spark; inside the TCP transport, each concern depends only on the ones below it
+ * and Netty's channels stay in the pipeline package.
  */
 @Timeout(60)
 class LayeringTest {
@@ -51,6 +52,50 @@ class LayeringTest {
     noClasses().that().resideInAPackage("..core.api..")
         .should().dependOnClassesThat().resideInAnyPackage(
             "..core.algorithm..", "..core.engine..", "..core.transport..", "..core.kernel..", "..core.config..")
+        .check(classes);
+  }
+
+  private static final String TCP = "..core.transport.tcp";
+
+  @Test
+  void theWireProtocolShouldKnowNoConnectionThreadOrGroup() {
+    noClasses().that().resideInAPackage(TCP + ".protocol..")
+        .should().dependOnClassesThat().resideInAnyPackage(TCP, TCP + ".link..", TCP + ".pipeline..",
+            TCP + ".direct..", TCP + ".shm..", "io.netty.channel..", "java.nio.channels..")
+        .check(classes);
+  }
+
+  @Test
+  void theLinkSeamShouldDependOnlyOnTheProtocol() {
+    noClasses().that().resideInAPackage(TCP + ".link..")
+        .should().dependOnClassesThat().resideInAnyPackage(TCP, TCP + ".pipeline..", TCP + ".direct..",
+            TCP + ".shm..", "io.netty.channel..")
+        .check(classes);
+  }
+
+  @Test
+  void sharedMemoryRingsShouldKnowNoSocketOrProtocol() {
+    noClasses().that().resideInAPackage(TCP + ".shm..")
+        .should().dependOnClassesThat().resideInAnyPackage(TCP, TCP + ".link..", TCP + ".pipeline..",
+            TCP + ".direct..", TCP + ".protocol..", "io.netty..", "java.net..")
+        .check(classes);
+  }
+
+  @Test
+  void theTwoIoEnginesShouldNotKnowEachOtherNorTheEndpoint() {
+    noClasses().that().resideInAPackage(TCP + ".pipeline..")
+        .should().dependOnClassesThat().resideInAnyPackage(TCP, TCP + ".direct..", TCP + ".shm..")
+        .check(classes);
+    noClasses().that().resideInAPackage(TCP + ".direct..")
+        .should().dependOnClassesThat().resideInAnyPackage(TCP, TCP + ".pipeline..", "io.netty.channel..")
+        .check(classes);
+  }
+
+  @Test
+  void nettyChannelsShouldStayInThePipelinePackage() {
+    noClasses().that().resideOutsideOfPackage(TCP + ".pipeline..")
+        .should().dependOnClassesThat().resideInAnyPackage("io.netty.channel..", "io.netty.bootstrap..",
+            "io.netty.handler..")
         .check(classes);
   }
 

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkcollective.core.algorithm.AlgorithmSelector;
+import io.sparkcollective.core.algorithm.Placement;
 import io.sparkcollective.core.api.Algorithm;
 import io.sparkcollective.core.api.CollectiveException;
 import io.sparkcollective.core.api.CollectiveMismatchException;
@@ -276,14 +277,20 @@ class HierarchicalAllReduceTest {
   @Test
   void autoPicksHierarchicalOnlyWhenAProcessHoldsSeveralRanksOfAMultiProcessGroup() {
     AlgorithmSelector s = new AlgorithmSelector(16384, 8, 4 << 20, Algorithm.AUTO);
-    assertEquals(Algorithm.HIERARCHICAL, s.select(Algorithm.AUTO, 1 << 20, 4, 2).algorithm());
-    assertEquals(Algorithm.HALVING_DOUBLING, s.select(Algorithm.AUTO, 1 << 20, 4, 2).inner(), "inner, by 2 processes");
-    assertEquals(Algorithm.RING, s.select(Algorithm.AUTO, 64 << 20, 8, 2).inner());
-    assertEquals(Algorithm.DIRECT, s.select(Algorithm.AUTO, 4, 4, 2).inner());
-    assertEquals(Algorithm.HALVING_DOUBLING, s.select(Algorithm.AUTO, 1 << 20, 4, 4).algorithm(),
+    Placement twoByTwo = Placement.of(new int[] {0, 0, 1, 1});
+    Placement twoByFour = Placement.of(new int[] {0, 0, 0, 0, 1, 1, 1, 1});
+    assertEquals(Algorithm.HIERARCHICAL, s.select(Algorithm.AUTO, 1 << 20, twoByTwo).algorithm());
+    assertEquals(Algorithm.HALVING_DOUBLING, s.select(Algorithm.AUTO, 1 << 20, twoByTwo).inner(),
+        "inner, by 2 processes");
+    assertEquals(Algorithm.RING, s.select(Algorithm.AUTO, 64 << 20, twoByFour).inner());
+    assertEquals(Algorithm.HALVING_DOUBLING, s.select(Algorithm.AUTO, 6 << 20, twoByTwo).inner(),
+        "inner carries half the vector: 3 MiB, below RING's threshold of 4 MiB");
+    assertEquals(Algorithm.DIRECT, s.select(Algorithm.AUTO, 4, twoByTwo).inner());
+    assertEquals(Algorithm.HALVING_DOUBLING, s.select(Algorithm.AUTO, 1 << 20, Placement.flat(4)).algorithm(),
         "one rank per process");
-    assertEquals(Algorithm.HALVING_DOUBLING, s.select(Algorithm.AUTO, 1 << 20, 4, 1).algorithm(), "one process");
-    assertEquals(Algorithm.RING, s.select(Algorithm.RING, 1 << 20, 4, 2).algorithm(), "a forced algorithm wins");
+    assertEquals(Algorithm.HALVING_DOUBLING, s.select(Algorithm.AUTO, 1 << 20, Placement.of(new int[4]))
+        .algorithm(), "one process");
+    assertEquals(Algorithm.RING, s.select(Algorithm.RING, 1 << 20, twoByTwo).algorithm(), "a forced algorithm wins");
   }
 
   @ParameterizedTest(name = "ranks on processes {1}, link breaks at step {0}")

@@ -8,7 +8,7 @@ import io.sparkcollective.core.api.ReduceOp;
 import io.sparkcollective.core.config.CollectiveConfig;
 import io.sparkcollective.core.engine.TcpGroup;
 import io.sparkcollective.core.launch.PeerList;
-import io.sparkcollective.core.transport.netty.NettyEndpoint;
+import io.sparkcollective.core.transport.tcp.TcpEndpoint;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
@@ -67,7 +67,7 @@ public final class FailureWorker {
         CollectiveConfig.HEARTBEAT_INTERVAL_MS, "250", CollectiveConfig.HEARTBEAT_TIMEOUT_MS, heartbeatTimeoutMs));
     CollectiveOptions options = CollectiveOptions.DEFAULT.withTimeout(Duration.ofSeconds(60));
     long end = System.currentTimeMillis() + 120_000;
-    try (NettyEndpoint endpoint = NettyEndpoint.start(me.getHostString(), me.getPort(), secret, config);
+    try (TcpEndpoint endpoint = TcpEndpoint.start(me.getHostString(), me.getPort(), secret, config);
         Communicator comm = TcpGroup.join(endpoint, "kill-test", rank, list, config)) {
       System.out.println("JOINED");
       System.out.flush();

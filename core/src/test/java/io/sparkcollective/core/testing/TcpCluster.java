@@ -3,7 +3,7 @@ package io.sparkcollective.core.testing;
 import io.sparkcollective.core.api.Communicator;
 import io.sparkcollective.core.config.CollectiveConfig;
 import io.sparkcollective.core.engine.TcpGroup;
-import io.sparkcollective.core.transport.netty.NettyEndpoint;
+import io.sparkcollective.core.transport.tcp.TcpEndpoint;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,7 +14,7 @@ import java.util.concurrent.Future;
 /** N endpoints on 127.0.0.1 in this JVM, with real sockets between them, and groups formed over them. */
 public final class TcpCluster implements AutoCloseable {
   public static final String SECRET = "test-secret";
-  private final List<NettyEndpoint> endpoints = new ArrayList<>();
+  private final List<TcpEndpoint> endpoints = new ArrayList<>();
   private final List<CollectiveConfig> configs = new ArrayList<>();
 
   public TcpCluster(int endpoints, CollectiveConfig config) {
@@ -25,17 +25,17 @@ public final class TcpCluster implements AutoCloseable {
   public TcpCluster(List<CollectiveConfig> configs) {
     for (CollectiveConfig c : configs) {
       this.configs.add(c);
-      this.endpoints.add(NettyEndpoint.start("127.0.0.1", 0, SECRET, c));
+      this.endpoints.add(TcpEndpoint.start("127.0.0.1", 0, SECRET, c));
     }
   }
 
-  public NettyEndpoint endpoint(int i) {
+  public TcpEndpoint endpoint(int i) {
     return endpoints.get(i);
   }
 
   public List<InetSocketAddress> addresses() {
     List<InetSocketAddress> a = new ArrayList<>();
-    for (NettyEndpoint e : endpoints) {
+    for (TcpEndpoint e : endpoints) {
       a.add(e.address());
     }
     return a;
@@ -81,7 +81,7 @@ public final class TcpCluster implements AutoCloseable {
 
   @Override
   public void close() {
-    for (NettyEndpoint e : endpoints) {
+    for (TcpEndpoint e : endpoints) {
       e.close();
     }
   }

@@ -1,0 +1,242 @@
+package io.sparkcollective.core.transport.tcp;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.util.concurrent.EventExecutorGroup;
+import io.netty.util.concurrent.Promise;
+import io.sparkcollective.core.api.CollectiveAuthenticationException;
+import io.sparkcollective.core.api.CollectiveException;
+import io.sparkcollective.core.api.PeerLostException;
+import io.sparkcollective.core.transport.tcp.link.IoThread;
+import io.sparkcollective.core.transport.tcp.link.Link;
+import io.sparkcollective.core.transport.tcp.link.LinkListener;
+import io.sparkcollective.core.transport.tcp.link.MessageDispatcher;
+import io.sparkcollective.core.transport.tcp.protocol.DataHeader;
+import io.sparkcollective.core.transport.tcp.protocol.WireFormat;
+import java.net.InetSocketAddress;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An endpoint's authenticated connections: one outbound connection per (remote endpoint, channel), made on
+ * first use and reused by every group; the inbound ones that peers made; and the writes onto them. Who
+ * moves a connection's bytes (Netty's pipeline or the caller-driven I/O) is the {@link Link}'s business.
+ *
+ * <p>An outbound connection only carries this endpoint's messages; an inbound one carries the remote
+ * ranks' frames, so only losing an inbound one loses peers (see {@link #lost}).
+ */
+final class Connections implements LinkListener {
+  private static final Logger LOG = LoggerFactory.getLogger(Connections.class);
+
+  /**
+   * Makes an authenticated connection to {@code key} at {@code remote} and completes {@code result} with it: the
+   * seam where a network engine plugs in (today Netty's pipelines, whose links may then be caller-driven).
+   */
+  @FunctionalInterface
+  interface Dialler {
+    void dial(String key, InetSocketAddress remote, Promise<Link> result);
+  }
+
+  private final Supplier<String> addressKey;
+  private final long connectTimeoutMs;
+  private final EventExecutorGroup loops;
+  private final Dialler dialler;
+  private final GroupRegistry registry;
+  private final ConcurrentHashMap<String, Promise<Link>> outbound = new ConcurrentHashMap<>();
+  private final Map<Link, String> openLinks = new ConcurrentHashMap<>();
+  private volatile boolean closing;
+
+  /**
+   * Connections of the endpoint at {@code addressKey} (known once it listens); messages to itself go straight to
+   * {@code registry}, its groups; promises are made on {@code loops}.
+   */
+  Connections(Supplier<String> addressKey, long connectTimeoutMs, EventExecutorGroup loops, Dialler dialler,
+      GroupRegistry registry) {
+    this.addressKey = addressKey;
+    this.connectTimeoutMs = connectTimeoutMs;
+    this.loops = loops;
+    this.dialler = dialler;
+    this.registry = registry;
+  }
+
+  /** The name of connection number {@code channel} (from 0) to endpoint {@code key}. */
+  static String channelKey(String key, int channel) {
+    return channel == 0 ? key : key + "#" + channel;
+  }
+
+  /** Authenticated connections open now (inbound and outbound). */
+  int open() {
+    return openLinks.size();
+  }
+
+  @Override
+  public void opened(Link link, String remoteKey) {
+    openLinks.put(link, remoteKey);
+  }
+
+  /**
+   * Writes {@code msg} (ownership passes here) to the endpoint {@code key} over the connection named
+   * {@code connectionKey} ({@code key} itself for the first connection to that endpoint, {@link #channelKey}
+   * for the others): in-process when it is this endpoint, connecting and authenticating first if there is no
+   * connection yet. An {@link IoThread} never waits for that: its message goes once the connection is up.
+   *
+   * @throws PeerLostException if the connection cannot be made
+   */
+  void write(String connectionKey, String key, InetSocketAddress remote, ByteBuf msg) {
+    if (key.equals(addressKey.get())) {
+      deliverLocally(msg);
+      return;
+    }
+    InetSocketAddress target = remote != null ? remote : parse(key);
+    if (IoThread.current()) {
+      writeWhenConnected(connectionKey, key, target, msg);
+      return;
+    }
+    Link link;
+    try {
+      link = connection(connectionKey, key, target);
+    } catch (RuntimeException e) {
+      msg.release();
+      throw e;
+    }
+    link.write(msg);
+  }
+
+  /**
+   * As {@link #write}, but never waits for a connection: the message goes once the connection is up, or is
+   * dropped (released) if it cannot be made. For the notices a rank owes its peers when it fails or leaves
+   * (ABORT, LEAVE): dialling a peer that is frozen or gone must not hold back the notices to the others for
+   * the connect timeout, and a peer that cannot be reached learns of the failure from its own lost connection.
+   */
+  void writeWithoutWaiting(String connectionKey, String key, InetSocketAddress remote, ByteBuf msg) {
+    if (key.equals(addressKey.get())) {
+      deliverLocally(msg);
+      return;
+    }
+    writeWhenConnected(connectionKey, key, remote != null ? remote : parse(key), msg);
+  }
+
+  private void writeWhenConnected(String connectionKey, String key, InetSocketAddress target, ByteBuf msg) {
+    Promise<Link> p = connectionPromise(connectionKey, key, target);
+    p.addListener(f -> {
+      if (f.isSuccess() && p.getNow().isActive()) {
+        try {
+          p.getNow().write(msg);
+        } catch (CollectiveException e) {
+          LOG.debug("{}: message to {} lost with its connection", addressKey.get(), key, e);
+        }
+      } else {
+        msg.release();
+      }
+    });
+  }
+
+  private static InetSocketAddress parse(String key) {
+    int colon = key.lastIndexOf(':');
+    return new InetSocketAddress(key.substring(0, colon), Integer.parseInt(key.substring(colon + 1)));
+  }
+
+  /** Hands a message to this endpoint's own handler logic without a socket (ranks of one group here). */
+  private void deliverLocally(ByteBuf msg) {
+    try {
+      msg.skipBytes(WireFormat.LENGTH_FIELD_BYTES);
+      byte type = msg.readByte();
+      String self = addressKey.get();
+      String bad = MessageDispatcher.dispatch(registry, self, type, msg, new DataHeader());
+      if (bad != null) {
+        throw new IllegalStateException("a message between ranks of endpoint " + self + " is malformed: " + bad);
+      }
+    } finally {
+      msg.release();
+    }
+  }
+
+  private Promise<Link> connectionPromise(String connectionKey, String key, InetSocketAddress remote) {
+    Promise<Link> p = outbound.get(connectionKey);
+    if (p == null) {
+      Promise<Link> mine = loops.next().newPromise();
+      p = outbound.putIfAbsent(connectionKey, mine);
+      if (p == null) {
+        p = mine;
+        dialler.dial(key, remote, mine);
+      }
+    }
+    return p;
+  }
+
+  private Link connection(String connectionKey, String key, InetSocketAddress remote) {
+    while (true) {
+      Promise<Link> p = connectionPromise(connectionKey, key, remote);
+      if (!p.awaitUninterruptibly(connectTimeoutMs + 1000)) {
+        outbound.remove(connectionKey, p);
+        throw new PeerLostException(-1, "connecting to endpoint " + key + " timed out");
+      }
+      if (!p.isSuccess()) {
+        outbound.remove(connectionKey, p);
+        Throwable cause = p.cause();
+        if (cause instanceof CollectiveAuthenticationException) {
+          throw (CollectiveAuthenticationException) cause;
+        }
+        throw new PeerLostException(-1, "cannot connect to endpoint " + key + ": " + cause, cause);
+      }
+      Link link = p.getNow();
+      if (link.isActive()) {
+        return link;
+      }
+      outbound.remove(connectionKey, p);
+    }
+  }
+
+  /**
+   * A connection to {@code remoteKey} closed. An outbound one only carried this endpoint's messages (the
+   * next send dials again, and fails if the peer is gone); an inbound one carried the remote ranks' frames,
+   * so every rank reached through that endpoint that had not left is lost. Deciding on the inbound
+   * connection keeps a graceful close (LEAVE, then the socket closes) from racing with the loss of the
+   * other connection.
+   */
+  @Override
+  public void lost(String remoteKey, Link link, boolean isOutbound, String why) {
+    openLinks.remove(link);
+    if (isOutbound) {
+      // Whichever of the connections to that endpoint it was.
+      outbound.entrySet().removeIf(e -> e.getValue().isDone() && e.getValue().getNow() == link);
+      return;
+    }
+    if (!closing) {
+      registry.endpointLost(remoteKey, why);
+    }
+  }
+
+  /** Closes every connection to {@code remoteKey} (fault injection and health tests). */
+  void disconnect(String remoteKey) {
+    for (Map.Entry<Link, String> e : openLinks.entrySet()) {
+      if (e.getValue().equals(remoteKey)) {
+        e.getKey().close();
+      }
+    }
+  }
+
+  /** The endpoint is closing: connections lost from now on are not reported to its ranks. */
+  void closing() {
+    closing = true;
+  }
+
+  /** Closes every open connection. */
+  void closeLinks() {
+    for (Link link : openLinks.keySet()) {
+      link.close();
+    }
+  }
+
+  /**
+   * Fails the connections still being made, so that the messages waiting for them (see
+   * {@link #writeWithoutWaiting}) are released by their listeners while the event loops still run them.
+   */
+  void failPending() {
+    for (Promise<Link> p : outbound.values()) {
+      p.tryFailure(new PeerLostException(-1, "endpoint " + addressKey.get() + " closed"));
+    }
+  }
+}

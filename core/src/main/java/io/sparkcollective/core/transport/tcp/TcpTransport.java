@@ -1,0 +1,383 @@
+package io.sparkcollective.core.transport.tcp;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.sparkcollective.core.api.Cancellation;
+import io.sparkcollective.core.api.CollectiveException;
+import io.sparkcollective.core.api.PeerLostException;
+import io.sparkcollective.core.api.RemoteFailureException;
+import io.sparkcollective.core.transport.CallSignature;
+import io.sparkcollective.core.transport.Frame;
+import io.sparkcollective.core.transport.Inbox;
+import io.sparkcollective.core.transport.Transport;
+import io.sparkcollective.core.transport.tcp.direct.CallerDrivenIo;
+import io.sparkcollective.core.transport.tcp.link.Receiver;
+import io.sparkcollective.core.transport.tcp.protocol.ControlMessages;
+import io.sparkcollective.core.transport.tcp.protocol.DataHeader;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.zip.CRC32C;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One rank's view of a group over a {@link TcpEndpoint}: frames to a peer are sent as DATA messages on the
+ * connection to the peer's endpoint (or handed over in-process when the peer lives on the same endpoint);
+ * received ones are queued in this rank's {@link Inbox}. A receiving thread drives the endpoint's sockets
+ * itself ({@link CallerDrivenIo}, the default) or waits for Netty's event loops to deliver.
+ *
+ * <p>Buffer ownership: {@link #send} writes the header into the frame's headroom and hands the frame itself
+ * to the connection as one message ({@link FrameMessage}); the frame returns to the pool once written (or on
+ * failure). A received payload is read straight into a pooled frame ({@link #acceptData}), or lent from the
+ * shared-memory ring, or (Netty's pipeline) copied out of the received message, which its reader releases.
+ */
+public final class TcpTransport implements Transport {
+  private static final Logger LOG = LoggerFactory.getLogger(TcpTransport.class);
+
+  private final TcpEndpoint endpoint;
+  private final long groupId;
+  private final String groupName;
+  private final int rank;
+  private final int size;
+  private final InetSocketAddress[] peerAddresses;
+  private final String[] peerKeys;
+  private final Inbox inbox;
+  private final JoinState join;
+  private final boolean checksum;
+  /**
+   * Name of the connection this rank's messages to each peer take: with several connections per pair of
+   * endpoints, rank r uses number r mod channels, so everything one rank sends to a peer (JOIN, DATA,
+   * LEAVE) stays on one connection, in order, while ranks of one executor send in parallel.
+   */
+  private final String[] connectionKeys;
+  /** Peers whose rank is registered on this same endpoint (frames to them never touch a socket). */
+  private final boolean[] sameEndpoint;
+  /** Where links deliver this rank's DATA payloads. */
+  private final Receiver receiver = new Receiver() {
+    @Override
+    public Frame accept(DataHeader h, int payloadBytes, boolean lent) {
+      return acceptData(h, payloadBytes, lent);
+    }
+
+    @Override
+    public void complete(Frame f, int payloadBytes, int flags, int crc) {
+      completeData(f, payloadBytes, flags, crc);
+    }
+  };
+  private volatile boolean closed;
+
+  TcpTransport(TcpEndpoint endpoint, long groupId, String groupName, int rank, List<InetSocketAddress> peers,
+      String[] peerKeys) {
+    this.endpoint = endpoint;
+    this.groupId = groupId;
+    this.groupName = groupName;
+    this.rank = rank;
+    this.size = peers.size();
+    this.peerAddresses = peers.toArray(new InetSocketAddress[0]);
+    this.peerKeys = peerKeys;
+    this.inbox = new Inbox(size, endpoint.clock(), endpoint.pool());
+    this.join = new JoinState(groupName, rank, peerKeys);
+    this.checksum = endpoint.config().checksum();
+    this.connectionKeys = new String[size];
+    this.sameEndpoint = new boolean[size];
+    int channel = rank % endpoint.config().channels();
+    for (int p = 0; p < size; p++) {
+      connectionKeys[p] = TcpEndpoint.channelKey(peerKeys[p], channel);
+      sameEndpoint[p] = peerKeys[p].equals(endpoint.addressKey());
+    }
+  }
+
+  /** Frames received and not yet taken (tests). */
+  int queuedFrames() {
+    return inbox.queued();
+  }
+
+  String connectionKey(int peer) {
+    return connectionKeys[peer];
+  }
+
+  long groupId() {
+    return groupId;
+  }
+
+  String groupName() {
+    return groupName;
+  }
+
+  String peerKey(int peer) {
+    return peerKeys[peer];
+  }
+
+  InetSocketAddress peerAddress(int peer) {
+    return peerAddresses[peer];
+  }
+
+  @Override
+  public int rank() {
+    return rank;
+  }
+
+  @Override
+  public int size() {
+    return size;
+  }
+
+  /** Ranks whose endpoints have the same address share a process (an executor). */
+  @Override
+  public int[] nodes() {
+    int[] nodes = new int[size];
+    java.util.Map<InetSocketAddress, Integer> ids = new java.util.HashMap<>();
+    for (int r = 0; r < size; r++) {
+      nodes[r] = ids.computeIfAbsent(peerAddresses[r], a -> ids.size());
+    }
+    return nodes;
+  }
+
+  @Override
+  public String describe(int r) {
+    return "rank " + r + " (" + peerKeys[r] + ")";
+  }
+
+  @Override
+  public Frame acquire(int payloadBytes) {
+    return endpoint.pool().acquire(payloadBytes);
+  }
+
+  @Override
+  public void release(Frame frame) {
+    endpoint.pool().release(frame);
+  }
+
+  @Override
+  public int maxFrameBytes() {
+    return endpoint.pool().maxCapacity();
+  }
+
+  @Override
+  public long nanoTime() {
+    return endpoint.clock().nanoTime();
+  }
+
+  // ------------------------------------------------------------------------------------------- joining
+
+  void onJoin(String remoteKey, int source, int claimedSize) {
+    String refusal = join.admit(remoteKey, source, claimedSize);
+    if (refusal == null) {
+      return;
+    }
+    LOG.warn("{} rank {}: refused join from {}: {}", groupName, rank, remoteKey, refusal);
+    if (source >= 0 && source < size) {
+      ByteBuf out = ControlMessages.refuseJoin(PooledByteBufAllocator.DEFAULT, groupId, rank, source, refusal);
+      try {
+        endpoint.write(remoteKey, null, out);
+      } catch (CollectiveException ignored) {
+        // Nothing more to tell a peer we cannot reach.
+      }
+    }
+  }
+
+  /** Whether {@code peer}'s JOIN has reached this rank. */
+  boolean hasJoined(int peer) {
+    return join.hasJoined(peer);
+  }
+
+  void onJoinRefused(int source, String reason) {
+    join.refused(source, reason);
+  }
+
+  void awaitJoined(long deadlineNanos, Cancellation cancellation) {
+    join.await(deadlineNanos, endpoint.config().joinTimeoutMs(), endpoint.clock(), inbox::failure, cancellation);
+  }
+
+  /** Throws if the joining rank's caller was cancelled (or its thread interrupted). */
+  void checkCancelled(Cancellation cancellation) {
+    join.checkCancelled(cancellation);
+  }
+
+  // ------------------------------------------------------------------------------------------- sending
+
+  @Override
+  public void send(int peer, Frame frame) {
+    ByteBuf message;
+    try {
+      CollectiveException failed = inbox.failure();
+      if (failed != null) {
+        throw failed;
+      }
+      if (sameEndpoint[peer]) {
+        // A rank of this process: hand the frame itself over, no copy and no serialisation.
+        TcpTransport local = endpoint.registered(groupId, peer);
+        if (local != null) {
+          local.inbox.deliver(rank, frame);
+          return;
+        }
+      }
+      if (frame.shared() != null) {
+        throw new IllegalStateException("a frame referring to memory of this process cannot go to " + describe(peer));
+      }
+      int n = frame.payload().size();
+      // The header goes into the frame's headroom, so header and payload leave as one buffer, without a
+      // copy and without allocating; the frame returns to the pool when Netty releases the message.
+      FrameMessage header = FrameMessage.of(frame, endpoint.pool());
+      message = header;
+      DataHeader.write(header, frame, rank, peer, groupId, checksum ? DataHeader.FLAG_CRC32C : 0,
+          checksum ? crc(frame.payload().view(n)) : 0, n);
+    } catch (RuntimeException e) {
+      endpoint.pool().release(frame);
+      throw e;
+    }
+    try {
+      endpoint.write(connectionKeys[peer], peerKeys[peer], peerAddresses[peer], message);
+    } catch (CollectiveException e) {
+      PeerLostException lost = new PeerLostException(peer, "rank " + rank + " of group " + groupName
+          + " cannot send to " + describe(peer) + ": " + e.getMessage(), e);
+      abort(lost);
+      throw lost;
+    }
+  }
+
+  private static int crc(ByteBuffer b) {
+    CRC32C c = new CRC32C();
+    c.update(b);
+    return (int) c.getValue();
+  }
+
+  // ----------------------------------------------------------------------------------------- receiving
+
+  /** Where links deliver this rank's DATA payloads (see {@link Receiver}). */
+  Receiver receiver() {
+    return receiver;
+  }
+
+  /**
+   * The frame to receive the {@code n} payload bytes of the DATA message with header {@code h} into, with that
+   * header set; null if the message cannot be for this rank (the rank is failed then, and the payload is to be
+   * skipped). With {@code lent} the frame has no payload memory of its own (the transport lends it the
+   * payload).
+   */
+  private Frame acceptData(DataHeader h, int n, boolean lent) {
+    int source = h.source();
+    if (source < 0 || source >= size || source == rank) {
+      abort(new CollectiveException("rank " + rank + " of group " + groupName + " received a frame claiming to be from "
+          + "rank " + source + ", which is not a peer"));
+      return null;
+    }
+    if (n > endpoint.pool().maxCapacity()) {
+      abort(new CollectiveException("rank " + rank + " of group " + groupName + " received a frame of " + n
+          + " bytes from " + describe(source) + ", more than the largest segment " + endpoint.pool().maxCapacity()
+          + " (are segmentBytes settings the same on all ranks?)"));
+      return null;
+    }
+    Frame f = endpoint.pool().acquire(lent ? 0 : n);
+    h.copyTo(f);
+    return f;
+  }
+
+  /** Checks and queues a frame from {@link #acceptData} once its {@code n} payload bytes are in. */
+  private void completeData(Frame f, int n, int flags, int crc) {
+    if ((flags & DataHeader.FLAG_CRC32C) != 0) {
+      int actual = crc(f.payload().view(n));
+      if (actual != crc) {
+        int source = f.source();
+        long seq = f.seq();
+        int step = f.step();
+        endpoint.pool().release(f);
+        abort(new CollectiveException("rank " + rank + " of group " + groupName + " received a corrupt frame from "
+            + describe(source) + " (CRC32C mismatch, operation #" + seq + " step " + step + ")"));
+        return;
+      }
+    }
+    f.payload().size(n);
+    inbox.deliver(f.source(), f);
+  }
+
+  void onAbort(int source, int origin, String reason) {
+    inbox.fail(new RemoteFailureException(origin, reason));
+  }
+
+  void onLeave(int source) {
+    if (source >= 0 && source < size) {
+      inbox.markGone(source, new PeerLostException(source, describe(source) + " left group " + groupName));
+    }
+  }
+
+  /**
+   * The connection that carries the frames of {@code remoteKey}'s ranks closed: the group fails, naming the
+   * first of them that had not left it. Ranks that left (their LEAVE came first on that same connection) are
+   * gone already; their endpoint closing afterwards is no failure.
+   */
+  void endpointLost(String remoteKey, String why) {
+    for (int p = 0; p < size; p++) {
+      if (p != rank && peerKeys[p].equals(remoteKey) && !inbox.isGone(p)) {
+        abort(new PeerLostException(p, "rank " + rank + " of group " + groupName + " lost " + describe(p) + ": "
+            + why));
+        return;
+      }
+    }
+  }
+
+  @Override
+  public Frame receive(int peer, int stream, long seq, long deadlineNanos) {
+    CallerDrivenIo io = endpoint.callerIo();
+    return io != null ? io.receive(inbox, peer, stream, seq, deadlineNanos)
+        : inbox.receive(peer, stream, seq, deadlineNanos);
+  }
+
+  // ------------------------------------------------------------------------------------------ failures
+
+  @Override
+  public void abort(CollectiveException cause) {
+    inbox.fail(cause);
+    if (!inbox.claimAbortNotice()) {
+      return;
+    }
+    int origin = inbox.failureOrigin(rank);
+    String reason = inbox.failureReason();
+    for (int p = 0; p < size; p++) {
+      if (p == rank) {
+        continue;
+      }
+      ByteBuf out = ControlMessages.abort(PooledByteBufAllocator.DEFAULT, groupId, rank, p, origin, reason);
+      endpoint.writeWithoutWaiting(connectionKeys[p], peerKeys[p], peerAddresses[p], out);
+    }
+  }
+
+  @Override
+  public String findDisagreement(int stream, long seq, int except, CallSignature call) {
+    return inbox.findDisagreement(stream, seq, except, call);
+  }
+
+  @Override
+  public CollectiveException failure() {
+    return inbox.failure();
+  }
+
+  @Override
+  public CollectiveException departure() {
+    return inbox.departure();
+  }
+
+  @Override
+  public void disconnect(int peer, String reason) {
+    endpoint.disconnect(peerKeys[peer]);
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    endpoint.unregister(this);
+    inbox.fail(new CollectiveException("rank " + rank + " of group " + groupName + " is closed"));
+    inbox.close();
+    for (int p = 0; p < size; p++) {
+      if (p == rank) {
+        continue;
+      }
+      ByteBuf out = ControlMessages.leave(PooledByteBufAllocator.DEFAULT, groupId, rank, p);
+      endpoint.writeWithoutWaiting(connectionKeys[p], peerKeys[p], peerAddresses[p], out);
+    }
+  }
+}

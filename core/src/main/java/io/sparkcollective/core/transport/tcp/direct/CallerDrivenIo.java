@@ -1,0 +1,352 @@
+package io.sparkcollective.core.transport.tcp.direct;
+
+import io.sparkcollective.core.api.CollectiveCancelledException;
+import io.sparkcollective.core.api.CollectiveException;
+import io.sparkcollective.core.config.CollectiveConfig;
+import io.sparkcollective.core.config.Tuning;
+import io.sparkcollective.core.time.NanoClock;
+import io.sparkcollective.core.transport.Frame;
+import io.sparkcollective.core.transport.FramePool;
+import io.sparkcollective.core.transport.Inbox;
+import io.sparkcollective.core.transport.tcp.link.Inbound;
+import io.sparkcollective.core.transport.tcp.link.IoThread;
+import io.sparkcollective.core.transport.tcp.link.Link;
+import io.sparkcollective.core.transport.tcp.link.LinkListener;
+import io.sparkcollective.core.transport.tcp.link.SocketAdopter;
+import io.sparkcollective.core.transport.tcp.shm.SharedMemoryRing;
+import java.io.IOException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.file.Files;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Caller-driven progress for an endpoint's plain TCP connections ({@link DirectLink}s): the thread that waits
+ * for a frame reads the sockets itself, so a message costs the receiver no thread hand-off at all while it
+ * spins and one wake-up (its own, from the socket poll) once it blocks; senders write to the socket
+ * directly.
+ *
+ * <p>One thread at a time drives (holds the token): it polls every connection of the endpoint, hands each
+ * message to the rank it is for (waking that rank's thread if it is another one) and flushes writes the
+ * socket could not take at once. A waiting thread that finds the token taken spins, then parks until a frame
+ * of its own arrives or the token is released (the phases of waiting: {@link IdleStrategy}). When no
+ * application thread has driven for a while (between operations, idle groups), the endpoint's progress
+ * thread takes over, so aborts, departures and lost connections are still noticed at once; it also sends
+ * heartbeats and closes silent connections.
+ */
+public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(CallerDrivenIo.class);
+  /** Longest single block in a socket poll (see {@link Tuning#POLL_SLICE_NANOS}). */
+  private static final long SLICE_NANOS = Tuning.POLL_SLICE_NANOS;
+  /** How long after an application thread last drove the progress thread stays out of the way. */
+  private static final long BACKOFF_NANOS = Tuning.PROGRESS_BACKOFF_NANOS;
+
+  private final CollectiveConfig config;
+  private final NanoClock clock;
+  private final FramePool pool;
+  private final Supplier<String> addressKey;
+  private final Inbound inbound;
+  private final LinkListener listener;
+  private final Selector selector;
+  private final IdleStrategy idle;
+  private final long heartbeatNanos;
+  private final long silenceNanos;
+  private final AtomicBoolean token = new AtomicBoolean();
+  private final Set<DirectLink> links = ConcurrentHashMap.newKeySet();
+  private final Consumer<SelectionKey> onReady = CallerDrivenIo::ready;
+  private final Runnable wakeSelector;
+  private final BooleanSupplier tokenFree = () -> !token.get();
+  private final Thread progress;
+  /** Threads parked while another drives; released when the token is. */
+  private final Thread[] parked = new Thread[64];
+  private volatile int parkedCount;
+  private volatile long callerActiveNanos;
+  private volatile boolean progressSelecting;
+  private volatile boolean closed;
+  private final LongAdder sharedPayloads = new LongAdder();
+
+  /**
+   * Caller-driven I/O for the endpoint at {@code addressKey} (known once it listens) with {@code config}:
+   * received messages go to {@code inbound}, closed links are reported to {@code listener}, payloads are read
+   * into frames of {@code pool}; deadlines, heartbeats and silences are measured on {@code clock}.
+   */
+  public CallerDrivenIo(CollectiveConfig config, NanoClock clock, FramePool pool, Supplier<String> addressKey,
+      Inbound inbound, LinkListener listener) throws IOException {
+    this.config = config;
+    this.clock = clock;
+    this.pool = pool;
+    this.addressKey = addressKey;
+    this.inbound = inbound;
+    this.listener = listener;
+    this.selector = Selector.open();
+    this.wakeSelector = selector::wakeup;
+    this.idle = new IdleStrategy(Tuning.SPIN_POLLS, TimeUnit.MICROSECONDS.toNanos(config.spinMicros()), SLICE_NANOS);
+    this.heartbeatNanos = TimeUnit.MILLISECONDS.toNanos(config.heartbeatIntervalMs());
+    this.silenceNanos = TimeUnit.MILLISECONDS.toNanos(config.heartbeatTimeoutMs());
+    // An I/O thread: it never blocks on dialling.
+    this.progress = new IoThread(this::progressLoop, "collective-io-progress");
+    progress.start();
+    if (config.sharedMemoryBytes() > 0 && Files.isDirectory(config.sharedMemoryDir())) {
+      SharedMemoryRing.removeStale(config.sharedMemoryDir());
+    }
+  }
+
+  NanoClock clock() {
+    return clock;
+  }
+
+  CollectiveConfig config() {
+    return config;
+  }
+
+  FramePool pool() {
+    return pool;
+  }
+
+  String addressKey() {
+    return addressKey.get();
+  }
+
+  Inbound inbound() {
+    return inbound;
+  }
+
+  LinkListener listener() {
+    return listener;
+  }
+
+  /** Starts driving {@code socket} (authenticated, non-blocking, no longer Netty's). */
+  @Override
+  public Link adopt(java.nio.channels.SocketChannel socket, String remoteKey, boolean outbound) throws IOException {
+    DirectLink link = new DirectLink(this, socket, remoteKey, outbound);
+    link.register(selector);
+    links.add(link);
+    selector.wakeup();
+    link.offerSharedMemory();
+    return link;
+  }
+
+  /** A payload arrived through a shared-memory ring. */
+  void countShared() {
+    sharedPayloads.increment();
+  }
+
+  /** Payloads received through shared-memory rings so far. */
+  public long sharedPayloads() {
+    return sharedPayloads.sum();
+  }
+
+  void forget(DirectLink link) {
+    links.remove(link);
+  }
+
+  /** A writer queued bytes the socket would not take: make a blocked poll watch for writability. */
+  void writeInterestChanged() {
+    if (token.get()) {
+      selector.wakeup();
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------ waiting
+
+  /** {@link io.sparkcollective.core.transport.Transport#receive}, driving the sockets while it waits. */
+  public Frame receive(Inbox inbox, int source, int stream, long seq, long deadline) {
+    long start = clock.nanoTime();
+    int polls = 0;
+    while (true) {
+      Frame f = inbox.poll(source, stream, seq);
+      if (f != null) {
+        return f;
+      }
+      if (Thread.currentThread().isInterrupted()) {
+        // A socket poll returns at once while the thread is interrupted: leave instead of spinning on it.
+        throw new CollectiveCancelledException("interrupted while waiting for a frame from rank " + source);
+      }
+      long now = clock.nanoTime();
+      if (now - deadline >= 0) {
+        return null;
+      }
+      callerActiveNanos = now;
+      IdleStrategy.Phase phase = idle.phase(polls++, now - start);
+      if (tryAcquire()) {
+        try {
+          if (phase != IdleStrategy.Phase.PARK) {
+            if (selector.selectNow(onReady) == 0) {
+              // Nothing yet: on a busy core, let another runnable thread (a peer process) go first.
+              idle.pause(phase);
+            }
+          } else {
+            inbox.blockedElsewhere(wakeSelector);
+            try {
+              Frame g = inbox.poll(source, stream, seq);
+              if (g != null) {
+                return g;
+              }
+              // Nothing yet: block in the poll; a frame from a rank of this process, or a failure, wakes it.
+              selector.select(onReady, Math.max(1, TimeUnit.NANOSECONDS.toMillis(idle.parkNanos(deadline - now))));
+            } finally {
+              inbox.unblocked();
+            }
+          }
+        } catch (IOException e) {
+          throw new CollectiveException("socket poll failed at endpoint " + addressKey() + ": " + e, e);
+        } catch (java.nio.channels.ClosedSelectorException e) {
+          throw new CollectiveException("endpoint " + addressKey() + " is closed", e);
+        } finally {
+          release();
+        }
+      } else {
+        if (progressSelecting) {
+          selector.wakeup();
+        }
+        if (phase != IdleStrategy.Phase.PARK) {
+          idle.pause(phase);
+        } else {
+          parkedUntilHandover(inbox, source, stream, seq, now + idle.parkNanos(deadline - now));
+        }
+      }
+    }
+  }
+
+  private void parkedUntilHandover(Inbox inbox, int source, int stream, long seq, long until) {
+    Thread me = Thread.currentThread();
+    if (!addParked(me)) {
+      // More parked threads than slots: wait a short while instead of being handed the token.
+      LockSupport.parkNanos(this, TimeUnit.MICROSECONDS.toNanos(100));
+      return;
+    }
+    try {
+      inbox.awaitDelivery(source, stream, seq, until, tokenFree);
+    } finally {
+      removeParked(me);
+    }
+  }
+
+  private synchronized boolean addParked(Thread t) {
+    int n = parkedCount;
+    if (n == parked.length) {
+      return false;
+    }
+    parked[n] = t;
+    parkedCount = n + 1;
+    return true;
+  }
+
+  private synchronized void removeParked(Thread t) {
+    int n = parkedCount;
+    for (int i = 0; i < n; i++) {
+      if (parked[i] == t) {
+        parked[i] = parked[n - 1];
+        parked[n - 1] = null;
+        parkedCount = n - 1;
+        return;
+      }
+    }
+  }
+
+  private synchronized void unparkAll() {
+    for (int i = 0; i < parkedCount; i++) {
+      LockSupport.unpark(parked[i]);
+    }
+  }
+
+  private boolean tryAcquire() {
+    return !token.get() && token.compareAndSet(false, true);
+  }
+
+  private void release() {
+    token.set(false);
+    if (parkedCount > 0) {
+      unparkAll();
+    }
+  }
+
+  private static void ready(SelectionKey key) {
+    DirectLink link = (DirectLink) key.attachment();
+    if (!key.isValid()) {
+      return;
+    }
+    int ops = key.readyOps();
+    if ((ops & SelectionKey.OP_WRITE) != 0) {
+      link.flush();
+    }
+    if ((ops & SelectionKey.OP_READ) != 0) {
+      link.readAvailable();
+    }
+  }
+
+  // -------------------------------------------------------------------------------- progress thread
+
+  private void progressLoop() {
+    long nextCheck = clock.nanoTime();
+    while (!closed) {
+      long now = clock.nanoTime();
+      if (now - nextCheck >= 0) {
+        maintain(now);
+        nextCheck = now + Math.min(heartbeatNanos, SLICE_NANOS * 10);
+      }
+      // Announced before the token is taken, so a caller that finds it taken always wakes the poll below.
+      progressSelecting = true;
+      if (now - callerActiveNanos < BACKOFF_NANOS || !tryAcquire()) {
+        progressSelecting = false;
+        LockSupport.parkNanos(this, BACKOFF_NANOS);
+        continue;
+      }
+      try {
+        if (clock.nanoTime() - callerActiveNanos >= BACKOFF_NANOS) {
+          selector.select(onReady, Math.max(1, TimeUnit.NANOSECONDS.toMillis(Math.max(0, nextCheck - now))));
+        }
+      } catch (IOException | RuntimeException e) {
+        if (!closed) {
+          LOG.warn("{}: progress thread: {}", addressKey(), e.toString(), e);
+        }
+      } finally {
+        progressSelecting = false;
+        release();
+      }
+    }
+  }
+
+  /** Heartbeats on connections that sent nothing lately; closes those that have been silent too long. */
+  private void maintain(long now) {
+    for (DirectLink link : links) {
+      if (now - link.lastReadNanos() > silenceNanos) {
+        String why = "nothing received for " + config.heartbeatTimeoutMs() + " ms (no heartbeat)";
+        LOG.warn("{}: {} from {}; closing the connection", addressKey(), why, link.remoteKey());
+        link.fail(why);
+      } else if (now - link.lastWriteNanos() >= heartbeatNanos) {
+        link.heartbeat();
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    selector.wakeup();
+    LockSupport.unpark(progress);
+    try {
+      progress.join(TimeUnit.SECONDS.toMillis(5));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    for (DirectLink link : links) {
+      link.close();
+    }
+    try {
+      selector.close();
+    } catch (IOException e) {
+      LOG.debug("closing the selector", e);
+    }
+  }
+}

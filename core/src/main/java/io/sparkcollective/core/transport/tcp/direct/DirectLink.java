@@ -1,0 +1,329 @@
+package io.sparkcollective.core.transport.tcp.direct;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.sparkcollective.core.api.PeerLostException;
+import io.sparkcollective.core.config.Tuning;
+import io.sparkcollective.core.transport.tcp.link.Link;
+import io.sparkcollective.core.transport.tcp.protocol.ControlMessages;
+import io.sparkcollective.core.transport.tcp.protocol.DataHeader;
+import io.sparkcollective.core.transport.tcp.protocol.WireFormat;
+import io.sparkcollective.core.transport.tcp.shm.SharedMemoryRing;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An authenticated plain TCP connection whose bytes application threads move ({@link CallerDrivenIo}).
+ *
+ * <p>Writing: any thread, under the write lock, writes straight to the non-blocking socket; what the socket
+ * does not take is queued and flushed by whoever drives when the socket becomes writable. A message is
+ * released once written (a frame's message returns the frame to its pool).
+ *
+ * <p>Reading: only the driving thread, under the read lock, through the connection's {@link DirectReader}.
+ *
+ * <p>Same host: an outbound connection to an endpoint of this host offers a {@link SharedMemoryRing}; once
+ * the receiver has mapped it, payloads of at least {@link Tuning#SHARED_MIN_BYTES} are written into the ring
+ * and only their headers cross the socket (no kernel copies, no TCP processing for the bulk of the bytes).
+ *
+ * <p>Lock order: the read lock may be held while writing (a frame's delivery can fail the group, which tells
+ * the peers); the write lock is never held while taking the read lock.
+ */
+final class DirectLink implements Link {
+  private static final Logger LOG = LoggerFactory.getLogger(DirectLink.class);
+  /** Reads per call before the driver moves on to other connections. */
+  private static final int READS_PER_TURN = Tuning.READS_PER_TURN;
+  /** Smallest payload sent through a shared-memory ring; smaller ones are as cheap over the socket. */
+  static final int SHARED_MIN_BYTES = Tuning.SHARED_MIN_BYTES;
+
+  private final CallerDrivenIo io;
+  private final SocketChannel socket;
+  private final String remoteKey;
+  private final boolean outbound;
+  private final Object readLock = new Object();
+  private final Object writeLock = new Object();
+  private final ArrayDeque<ByteBuf> pending = new ArrayDeque<>();
+  private final DirectReader reader;
+  private SelectionKey key;
+  private boolean writeInterest;
+  private volatile boolean closed;
+  private volatile long lastReadNanos;
+  private volatile long lastWriteNanos;
+  /** This side's ring for what it sends (guarded by the write lock). */
+  private SharedMemoryRing sendRing;
+
+  DirectLink(CallerDrivenIo io, SocketChannel socket, String remoteKey, boolean outbound) throws IOException {
+    this.io = io;
+    this.socket = socket;
+    this.remoteKey = remoteKey;
+    this.outbound = outbound;
+    this.reader = new DirectReader(io, socket, remoteKey);
+    socket.configureBlocking(false);
+    long now = io.clock().nanoTime();
+    this.lastReadNanos = now;
+    this.lastWriteNanos = now;
+  }
+
+  void register(Selector selector) throws IOException {
+    synchronized (writeLock) {
+      key = socket.register(selector, SelectionKey.OP_READ, this);
+    }
+  }
+
+  /** Offers the peer a shared-memory ring for this connection's payloads if it runs on this host. */
+  void offerSharedMemory() {
+    int capacity = io.config().sharedMemoryBytes();
+    Path dir = io.config().sharedMemoryDir();
+    if (!outbound || capacity == 0 || !Files.isDirectory(dir) || !remoteOnThisHost()) {
+      return;
+    }
+    SharedMemoryRing ring;
+    try {
+      ring = SharedMemoryRing.create(dir, capacity);
+    } catch (IOException | RuntimeException e) {
+      LOG.info("{}: no shared-memory ring for the connection to {} ({}); payloads go over the socket",
+          io.addressKey(), remoteKey, e.toString());
+      return;
+    }
+    ByteBuf out = ControlMessages.sharedMemoryOffer(PooledByteBufAllocator.DEFAULT, ring.token(), capacity,
+        ring.path().getFileName().toString());
+    synchronized (writeLock) {
+      if (closed) {
+        ring.close();
+        out.release();
+        return;
+      }
+      sendRing = ring;
+    }
+    try {
+      write(out);
+    } catch (PeerLostException e) {
+      // Closed meanwhile; shut() deleted the ring.
+    }
+  }
+
+  private boolean remoteOnThisHost() {
+    try {
+      InetAddress a = ((InetSocketAddress) socket.getRemoteAddress()).getAddress();
+      return a.isLoopbackAddress() || NetworkInterface.getByInetAddress(a) != null;
+    } catch (IOException | RuntimeException e) {
+      return false;
+    }
+  }
+
+  String remoteKey() {
+    return remoteKey;
+  }
+
+  long lastReadNanos() {
+    return lastReadNanos;
+  }
+
+  long lastWriteNanos() {
+    return lastWriteNanos;
+  }
+
+  @Override
+  public boolean isActive() {
+    return !closed;
+  }
+
+  // ------------------------------------------------------------------------------------------- writing
+
+  @Override
+  public void write(ByteBuf msg) {
+    IOException failed = null;
+    synchronized (writeLock) {
+      if (closed) {
+        msg.release();
+        throw new PeerLostException(-1, "the connection to endpoint " + remoteKey + " is closed");
+      }
+      try {
+        if (sendRing != null) {
+          toRing(msg);
+        }
+        if (pending.isEmpty()) {
+          writeSome(msg);
+          if (!msg.isReadable()) {
+            msg.release();
+            return;
+          }
+        }
+        pending.addLast(msg);
+        if (!writeInterest) {
+          writeInterest = true;
+          key.interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+          io.writeInterestChanged();
+        }
+        return;
+      } catch (IOException e) {
+        failed = e;
+        msg.release();
+      }
+    }
+    fail("write failed: " + failed);
+    throw new PeerLostException(-1, "cannot write to endpoint " + remoteKey + ": " + failed);
+  }
+
+  /** Moves the payload of a DATA message into the shared-memory ring if it fits there (under the write lock). */
+  private void toRing(ByteBuf msg) {
+    int start = msg.readerIndex();
+    int n = msg.readableBytes() - DataHeader.BYTES;
+    if (n < SHARED_MIN_BYTES || msg.getByte(start + WireFormat.TYPE_OFFSET) != WireFormat.DATA) {
+      return;
+    }
+    ByteBuffer payload = msg.internalNioBuffer(start + DataHeader.BYTES, n);
+    long pos = sendRing.put(payload, payload.position(), n);
+    if (pos < 0) {
+      return;
+    }
+    msg.setLongLE(start + DataHeader.SHARED_POSITION_OFFSET, pos);
+    msg.setIntLE(start + DataHeader.SHARED_LENGTH_OFFSET, n);
+    msg.writerIndex(start + DataHeader.BYTES + DataHeader.SHARED_DESCRIPTOR_BYTES);
+    msg.setByte(start + DataHeader.FLAGS_OFFSET, msg.getByte(start + DataHeader.FLAGS_OFFSET)
+        | DataHeader.FLAG_SHARED_MEMORY);
+    msg.setIntLE(start, DataHeader.BYTES + DataHeader.SHARED_DESCRIPTOR_BYTES - WireFormat.LENGTH_FIELD_BYTES);
+  }
+
+  private void writeSome(ByteBuf msg) throws IOException {
+    ByteBuffer b = msg.internalNioBuffer(msg.readerIndex(), msg.readableBytes());
+    int n = socket.write(b);
+    if (n > 0) {
+      msg.skipBytes(n);
+      lastWriteNanos = io.clock().nanoTime();
+    }
+  }
+
+  /** Writes what is queued, as far as the socket takes it (called by the driver when it is writable). */
+  void flush() {
+    IOException failed = null;
+    synchronized (writeLock) {
+      try {
+        while (!pending.isEmpty()) {
+          ByteBuf m = pending.peekFirst();
+          writeSome(m);
+          if (m.isReadable()) {
+            return;
+          }
+          pending.pollFirst().release();
+        }
+        if (writeInterest && !closed) {
+          writeInterest = false;
+          key.interestOps(SelectionKey.OP_READ);
+        }
+        return;
+      } catch (IOException | java.nio.channels.CancelledKeyException e) {
+        failed = e instanceof IOException ? (IOException) e : new IOException(e.toString());
+      }
+    }
+    fail("write failed: " + failed);
+  }
+
+  void heartbeat() {
+    try {
+      write(ControlMessages.heartbeat(PooledByteBufAllocator.DEFAULT));
+    } catch (PeerLostException e) {
+      // Already reported as lost.
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------- reading
+
+  /** Reads and dispatches what has arrived (driving thread only). */
+  void readAvailable() {
+    String problem = null;
+    synchronized (readLock) {
+      if (closed) {
+        return;
+      }
+      try {
+        for (int turn = 0; turn < READS_PER_TURN && problem == null; turn++) {
+          int n = reader.readOnce();
+          problem = reader.problem();
+          if (problem != null) {
+            LOG.warn("{}: {} from {}; closing the connection", io.addressKey(), problem, remoteKey);
+          } else if (n < 0) {
+            problem = "connection closed";
+          } else if (n == 0) {
+            break;
+          } else {
+            lastReadNanos = io.clock().nanoTime();
+          }
+        }
+      } catch (IOException e) {
+        problem = closed ? null : "read failed: " + e;
+      }
+      if (closed) {
+        // Closed while a message was being delivered (its delivery failed the group, telling peers failed).
+        reader.dropPartial();
+      }
+    }
+    if (problem != null) {
+      fail(problem);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------ closing
+
+  /** Closes the connection and reports every peer behind it lost, once. */
+  void fail(String why) {
+    if (!shut()) {
+      return;
+    }
+    LOG.debug("{}: connection to {} failed: {}", io.addressKey(), remoteKey, why);
+    io.listener().lost(remoteKey, this, outbound, why);
+  }
+
+  @Override
+  public void close() {
+    if (shut()) {
+      io.listener().lost(remoteKey, this, outbound, "connection closed");
+    }
+  }
+
+  /** Closes the socket and frees queued and partly read messages; true for the call that did it. */
+  private boolean shut() {
+    synchronized (writeLock) {
+      if (closed) {
+        return false;
+      }
+      closed = true;
+      if (key != null) {
+        key.cancel();
+      }
+      try {
+        socket.close();
+      } catch (IOException e) {
+        LOG.debug("closing {}", remoteKey, e);
+      }
+      for (ByteBuf m; (m = pending.pollFirst()) != null; ) {
+        m.release();
+      }
+      if (sendRing != null) {
+        sendRing.close();
+        sendRing = null;
+      }
+    }
+    io.forget(this);
+    // A reader still in the socket fails on the closed channel and leaves; then the partial frame is ours.
+    synchronized (readLock) {
+      reader.close();
+    }
+    return true;
+  }
+
+  @Override
+  public String toString() {
+    return "connection to " + remoteKey + (outbound ? " (outbound)" : " (inbound)");
+  }
+}

@@ -1,0 +1,263 @@
+package io.sparkcollective.core.transport.tcp.direct;
+
+import io.netty.buffer.Unpooled;
+import io.sparkcollective.core.config.Tuning;
+import io.sparkcollective.core.transport.Frame;
+import io.sparkcollective.core.transport.tcp.link.MessageDispatcher;
+import io.sparkcollective.core.transport.tcp.link.Receiver;
+import io.sparkcollective.core.transport.tcp.protocol.ControlMessages;
+import io.sparkcollective.core.transport.tcp.protocol.DataHeader;
+import io.sparkcollective.core.transport.tcp.protocol.WireFormat;
+import io.sparkcollective.core.transport.tcp.shm.SharedMemoryRing;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.SocketChannel;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The read side of one caller-driven connection: messages are parsed out of a staging buffer; a DATA payload
+ * that is not in it yet is read straight into the frame it will be delivered in, so large segments are copied
+ * once, from the socket into the frame; a payload in the sender's shared-memory ring is lent to its frame
+ * where it lies. Used by one thread at a time, under its link's read lock.
+ */
+final class DirectReader {
+  private static final Logger LOG = LoggerFactory.getLogger(DirectReader.class);
+
+  private final CallerDrivenIo io;
+  private final SocketChannel socket;
+  private final String remoteKey;
+  private final ByteBuffer staging = ByteBuffer.allocateDirect(Tuning.STAGING_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+  /** The header of the DATA message being read. */
+  private final DataHeader header = new DataHeader();
+  /** The sender's ring, once its offer is mapped. */
+  private SharedMemoryRing ring;
+  /** Why the connection must close after the last {@link #readOnce}, or null. */
+  private String problem;
+
+  // A DATA payload being read into its frame (or skipped: frame == null).
+  private Receiver bodyFor;
+  private Frame body;
+  private ByteBuffer bodyView;
+  private int bodyBytes;
+  private int bodyRemaining;
+  private int bodyFlags;
+  private int bodyCrc;
+
+  DirectReader(CallerDrivenIo io, SocketChannel socket, String remoteKey) {
+    this.io = io;
+    this.socket = socket;
+    this.remoteKey = remoteKey;
+  }
+
+  /**
+   * Reads once from the socket and handles what came: returns the bytes read (0: nothing there, -1: the peer
+   * closed); {@link #problem} says afterwards whether the peer broke the protocol.
+   */
+  int readOnce() throws IOException {
+    problem = null;
+    if (bodyRemaining > 0) {
+      int n = body != null ? socket.read(bodyView) : skip();
+      if (n > 0) {
+        bodyRemaining -= n;
+        if (bodyRemaining == 0) {
+          finishBody();
+        }
+      }
+      return n;
+    }
+    int n = socket.read(staging);
+    if (n > 0) {
+      problem = parse();
+    }
+    return n;
+  }
+
+  /** Why the connection must close after the last {@link #readOnce}, or null. */
+  String problem() {
+    return problem;
+  }
+
+  /** Reads and drops payload bytes of a frame that no rank here takes. */
+  private int skip() throws IOException {
+    staging.clear().limit(Math.min(staging.capacity(), bodyRemaining));
+    int n = socket.read(staging);
+    staging.clear();
+    return n;
+  }
+
+  /** Dispatches the complete messages in the staging buffer; returns why the connection must close, or null. */
+  private String parse() {
+    ByteBuffer in = staging;
+    in.flip();
+    try {
+      while (in.remaining() >= WireFormat.LENGTH_FIELD_BYTES + 1) {
+        int start = in.position();
+        long length = in.getInt(start) & 0xFFFFFFFFL;
+        if (length < 1 || length > WireFormat.MAX_MESSAGE_BYTES) {
+          return "it sent a message of " + length + " bytes (limit " + WireFormat.MAX_MESSAGE_BYTES + ")";
+        }
+        int whole = (int) (length + WireFormat.LENGTH_FIELD_BYTES);
+        byte type = in.get(start + WireFormat.TYPE_OFFSET);
+        if (type == WireFormat.DATA) {
+          if (whole < DataHeader.BYTES) {
+            return "it sent a truncated DATA message";
+          }
+          if (in.remaining() < DataHeader.BYTES) {
+            break;
+          }
+          if ((in.get(start + DataHeader.FLAGS_OFFSET) & DataHeader.FLAG_SHARED_MEMORY) != 0) {
+            if (whole != DataHeader.BYTES + DataHeader.SHARED_DESCRIPTOR_BYTES) {
+              return "it sent a shared-memory frame of " + length + " bytes";
+            }
+            if (in.remaining() < whole) {
+              break;
+            }
+            String bad = sharedData(in, start);
+            if (bad != null) {
+              return bad;
+            }
+            continue;
+          }
+          startData(in, start, whole - DataHeader.BYTES);
+          if (bodyRemaining > 0) {
+            // The rest of the payload comes straight from the socket.
+            break;
+          }
+        } else {
+          if (whole > in.capacity()) {
+            return "it sent a control message of " + length + " bytes";
+          }
+          if (in.remaining() < whole) {
+            break;
+          }
+          ByteBuffer slice = in.duplicate().position(start + WireFormat.TYPE_OFFSET + 1).limit(start + whole).slice()
+              .order(ByteOrder.LITTLE_ENDIAN);
+          in.position(start + whole);
+          String bad = type == WireFormat.SHM_OFFER ? attachRing(slice)
+              : MessageDispatcher.dispatch(io.inbound(), remoteKey, type, Unpooled.wrappedBuffer(slice), header);
+          if (bad != null) {
+            return bad;
+          }
+        }
+      }
+      return null;
+    } finally {
+      in.compact();
+    }
+  }
+
+  /** A DATA message starts at {@code start}; its header is in the staging buffer, its payload has {@code n} bytes. */
+  private void startData(ByteBuffer in, int start, int n) {
+    beginBody(in, start, n, false);
+    in.position(start + DataHeader.BYTES);
+    int here = Math.min(n, in.remaining());
+    if (body != null) {
+      bodyView.put(bodyView.position(), in, in.position(), here);
+      bodyView.position(here);
+    }
+    in.position(in.position() + here);
+    bodyRemaining = n - here;
+    if (bodyRemaining == 0) {
+      finishBody();
+    }
+  }
+
+  /**
+   * A DATA message whose payload is in the shared-memory ring: the frame gets the payload where it lies (the
+   * ring frees its space when the frame is released).
+   */
+  private String sharedData(ByteBuffer in, int start) {
+    if (ring == null) {
+      return "it sent a shared-memory frame without a ring";
+    }
+    long pos = in.getLong(start + DataHeader.SHARED_POSITION_OFFSET);
+    int n = in.getInt(start + DataHeader.SHARED_LENGTH_OFFSET);
+    String bad = ring.check(pos, n);
+    if (bad != null) {
+      return bad;
+    }
+    beginBody(in, start, n, true);
+    ring.take(pos, n, body);
+    in.position(start + DataHeader.BYTES + DataHeader.SHARED_DESCRIPTOR_BYTES);
+    io.countShared();
+    finishBody();
+    return null;
+  }
+
+  /**
+   * Finds the frame the payload of the DATA message at {@code start} goes into (none: it is skipped); with
+   * {@code lent} a frame without payload memory of its own.
+   */
+  private void beginBody(ByteBuffer in, int start, int n, boolean lent) {
+    DataHeader h = header.read(in, start);
+    Receiver r = io.inbound().receiver(remoteKey, h.group(), h.dest());
+    Frame f = r != null ? r.accept(h, n, lent) : null;
+    bodyFor = f != null ? r : null;
+    body = f;
+    bodyBytes = n;
+    bodyFlags = h.flags();
+    bodyCrc = h.crc();
+    bodyView = f != null && !lent ? f.payload().view(n) : null;
+  }
+
+  private void finishBody() {
+    Frame f = body;
+    Receiver r = bodyFor;
+    body = null;
+    bodyFor = null;
+    bodyView = null;
+    if (f != null) {
+      r.complete(f, bodyBytes, bodyFlags, bodyCrc);
+    }
+  }
+
+  /** The peer's SHM_OFFER: maps its ring if this endpoint takes payloads that way (else they keep coming inline). */
+  private String attachRing(ByteBuffer body) {
+    ControlMessages.RingOffer offer = ControlMessages.readOffer(body);
+    if (offer == null) {
+      return "it sent a malformed ring offer";
+    }
+    if (ring != null) {
+      return "it offered a second ring";
+    }
+    if (io.config().sharedMemoryBytes() == 0) {
+      return null;
+    }
+    try {
+      ring = SharedMemoryRing.attach(io.config().sharedMemoryDir(), offer.name, offer.token, offer.capacity);
+      LOG.info("{}: payloads from {} come through shared memory ({} bytes)", io.addressKey(), remoteKey,
+          offer.capacity);
+    } catch (IOException | RuntimeException e) {
+      LOG.info("{}: cannot map the shared-memory ring of {} ({}); its payloads go over the socket",
+          io.addressKey(), remoteKey, e.toString());
+    }
+    return null;
+  }
+
+  /** The connection closed: frees a partly read frame and the ring's mapping. */
+  void close() {
+    if (body != null) {
+      io.pool().release(body);
+      body = null;
+      bodyFor = null;
+      bodyView = null;
+    }
+    bodyRemaining = 0;
+    if (ring != null) {
+      ring.close();
+      ring = null;
+    }
+  }
+
+  /** Frees a frame whose delivery closed the connection mid-way (its group failed and told its peers). */
+  void dropPartial() {
+    if (body != null) {
+      io.pool().release(body);
+      body = null;
+      bodyFor = null;
+      bodyView = null;
+    }
+  }
+}

@@ -1,0 +1,87 @@
+package io.sparkcollective.core.transport.tcp.pipeline;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.timeout.IdleState;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.sparkcollective.core.transport.tcp.link.Link;
+import io.sparkcollective.core.transport.tcp.link.MessageDispatcher;
+import io.sparkcollective.core.transport.tcp.protocol.DataHeader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Reads the messages of an authenticated connection and hands them to the endpoint's groups (through the
+ * {@link MessageDispatcher}); closes a connection that has been silent past the heartbeat timeout. Runs on
+ * the connection's I/O thread; owns each message buffer until it returns (released in {@code finally}).
+ */
+final class MessageHandler extends ChannelInboundHandlerAdapter {
+  private static final Logger LOG = LoggerFactory.getLogger(MessageHandler.class);
+
+  private final PipelineContext context;
+  private final String remoteKey;
+  private final boolean outbound;
+  private volatile Link link;
+  /** The header of the DATA message being read (this connection's event loop only). */
+  private final DataHeader header = new DataHeader();
+  private volatile String closeReason;
+
+  MessageHandler(PipelineContext context, String remoteKey, boolean outbound) {
+    this.context = context;
+    this.remoteKey = remoteKey;
+    this.outbound = outbound;
+  }
+
+  /** The connection as a link; set once the handler is in its pipeline. */
+  Link link() {
+    return link;
+  }
+
+  @Override
+  public void handlerAdded(ChannelHandlerContext ctx) {
+    link = new ChannelLink(ctx.channel());
+    context.channelReady(remoteKey, ctx.channel(), link);
+  }
+
+  @Override
+  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    ByteBuf in = (ByteBuf) msg;
+    try {
+      String bad = MessageDispatcher.dispatch(context.inbound, remoteKey, in.readByte(), in, header);
+      if (bad != null) {
+        LOG.warn("{}: {} from {}; closing the connection", context.addressKey(), bad, remoteKey);
+        closeReason = bad;
+        ctx.close();
+      }
+    } finally {
+      in.release();
+    }
+  }
+
+  @Override
+  public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+    if (evt instanceof IdleStateEvent) {
+      if (((IdleStateEvent) evt).state() == IdleState.READER_IDLE) {
+        closeReason = "nothing received for " + context.config.heartbeatTimeoutMs() + " ms (no heartbeat)";
+        LOG.warn("{}: {} from {}; closing the connection", context.addressKey(), closeReason, remoteKey);
+        ctx.close();
+      }
+      return;
+    }
+    ctx.fireUserEventTriggered(evt);
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) {
+    String why = closeReason != null ? closeReason : "connection closed";
+    context.links.lost(remoteKey, link, outbound, why);
+  }
+
+  @Override
+  public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    closeReason = cause.toString();
+    LOG.debug("{}: connection to {} failed", context.addressKey(), remoteKey, cause);
+    ctx.close();
+  }
+}

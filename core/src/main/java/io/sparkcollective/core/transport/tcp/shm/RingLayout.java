@@ -1,0 +1,91 @@
+package io.sparkcollective.core.transport.tcp.shm;
+
+/**
+ * The layout of a shared-memory ring file and the arithmetic of where payloads go in it, in one place (pure
+ * functions, so both sides and the tests agree by construction). Offsets count from the start of the file;
+ * words are 64-bit in the host's byte order (both sides share the host).
+ *
+ * <pre>
+ *   0       8       16         24         32          64         72          128
+ *   +-------+-------+----------+----------+-- pad ----+----------+-- pad -----+--------------------------+
+ *   | magic | token | capacity | attached |           | consumed |            | data (capacity bytes)    |
+ *   +-------+-------+----------+----------+-----------+----------+------------+--------------------------+
+ *    written by the sender at creation;     attached    written by the         payloads, each at a
+ *    checked by the receiver                by the      receiver (its own      multiple of 8, none
+ *                                           receiver    cache line)            wrapping the end
+ * </pre>
+ *
+ * <p>Placement: the sender's head counts bytes ever reserved. A payload starts at the head aligned to 8;
+ * one that would cross the end of the data area starts at the next multiple of the capacity instead, and the
+ * skipped tail counts as used. The receiver expects exactly that position next, so a payload anywhere else is
+ * refused. Free space is {@code capacity - (head - consumed)}.
+ */
+public final class RingLayout {
+  /** Bytes of one cache line: the receiver's word gets one of its own, away from the sender's. */
+  private static final int CACHE_LINE = 64;
+  public static final int MAGIC_AT = 0;
+  public static final int TOKEN_AT = MAGIC_AT + Long.BYTES;
+  public static final int CAPACITY_AT = TOKEN_AT + Long.BYTES;
+  public static final int ATTACHED_AT = CAPACITY_AT + Long.BYTES;
+  public static final int CONSUMED_AT = CACHE_LINE;
+  public static final int DATA_AT = CONSUMED_AT + CACHE_LINE;
+  /** "scshmrng": the first word of every ring file. */
+  public static final long MAGIC = 0x7363_7368_6d72_6e67L;
+  /** Payloads start at multiples of this, so every element type can be read where it lies. */
+  public static final int ALIGNMENT = 8;
+  /** Smallest ring: one largest control-free payload of a few pages at least. */
+  public static final int MIN_CAPACITY = 4096;
+  /** Largest ring (the data area is addressed by int offsets in one mapping). */
+  public static final int MAX_CAPACITY = 1 << 30;
+
+  private RingLayout() {}
+
+  /** Why {@code capacity} cannot be a ring's, or null if it can: a multiple of 8 from 4 KiB to 1 GiB. */
+  public static String checkCapacity(long capacity) {
+    if (capacity < MIN_CAPACITY || capacity > MAX_CAPACITY || capacity % ALIGNMENT != 0) {
+      return "a ring's capacity must be a multiple of " + ALIGNMENT + " from " + MIN_CAPACITY + " to "
+          + MAX_CAPACITY + " bytes, not " + capacity;
+    }
+    return null;
+  }
+
+  /** Size of the file of a ring of {@code capacity} bytes. */
+  public static long fileBytes(int capacity) {
+    return (long) DATA_AT + capacity;
+  }
+
+  public static long align(long pos) {
+    return (pos + ALIGNMENT - 1) & -ALIGNMENT;
+  }
+
+  /**
+   * Where the next payload of {@code n} bytes goes after {@code head} (bytes ever reserved): aligned, and moved
+   * to the next wrap if it would cross the end of the data area.
+   */
+  public static long place(long head, int n, int capacity) {
+    long pos = align(head);
+    if (pos % capacity + n > capacity) {
+      pos += capacity - pos % capacity;
+    }
+    return pos;
+  }
+
+  /**
+   * Why a payload of {@code n} bytes at {@code pos} cannot be the one that follows a payload ending at
+   * {@code end}, in a ring of {@code capacity} bytes; null if it can be.
+   */
+  public static String checkNext(long end, long pos, int n, int capacity) {
+    long next = align(end);
+    long wrapped = next + (next % capacity == 0 ? 0 : capacity - next % capacity);
+    if (n < 0 || n > capacity || (pos != next && pos != wrapped) || pos % capacity + n > capacity) {
+      return "its shared-memory payload of " + n + " bytes at " + pos + " is out of sequence (next at " + next
+          + ", ring of " + capacity + " bytes)";
+    }
+    return null;
+  }
+
+  /** Whether {@code n} bytes at {@code pos} fit while the receiver holds everything from {@code consumed} on. */
+  public static boolean fits(long pos, int n, long consumed, int capacity) {
+    return pos + n - consumed <= capacity;
+  }
+}

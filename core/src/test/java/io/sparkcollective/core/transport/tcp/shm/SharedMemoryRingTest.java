@@ -1,0 +1,163 @@
+package io.sparkcollective.core.transport.tcp.shm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sparkcollective.core.transport.Frame;
+import io.sparkcollective.core.transport.FramePool;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayDeque;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The shared-memory ring on its own: both sides in this JVM, over a real mapped file. */
+@Timeout(60)
+class SharedMemoryRingTest {
+  private static final int CAPACITY = 1 << 20;
+
+  @TempDir
+  Path dir;
+
+  private final FramePool pool = new FramePool(1 << 16);
+
+  @Test
+  void shouldCarryPayloadsInOrderThroughWrapsAndRefuseWhenFull() throws IOException {
+    SharedMemoryRing sender = SharedMemoryRing.create(dir, CAPACITY);
+    assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(sender.path())));
+    ByteBuffer payload = ByteBuffer.allocateDirect(CAPACITY);
+    assertEquals(-1, sender.put(payload, 0, 100), "nothing goes in before the receiver has mapped the ring");
+    SharedMemoryRing receiver = SharedMemoryRing.attach(dir, sender.path().getFileName().toString(),
+        sender.token(), CAPACITY);
+    assertFalse(Files.exists(sender.path()), "the file is deleted once mapped");
+
+    SplittableRandom rnd = new SplittableRandom(7);
+    ArrayDeque<long[]> inFlight = new ArrayDeque<>(); // {position, length, seed}
+    long usedUpTo = 0;
+    long consumed = 0;
+    int sent = 0;
+    int refused = 0;
+    for (int i = 0; i < 2000; i++) {
+      if (inFlight.size() < 5 && rnd.nextInt(3) > 0) {
+        int n = 1 + rnd.nextInt(CAPACITY / 3);
+        long seed = rnd.nextLong();
+        fill(payload, n, seed);
+        long pos = sender.put(payload, 0, n);
+        if (pos < 0) {
+          refused++;
+          // Refused only when it really does not fit behind what is in flight.
+          long aligned = (usedUpTo + 7) & ~7L;
+          long start = aligned % CAPACITY + n > CAPACITY ? aligned + CAPACITY - aligned % CAPACITY : aligned;
+          assertTrue(start + n - consumed > CAPACITY, "refused " + n + " bytes with room for them");
+          continue;
+        }
+        assertTrue(pos % CAPACITY + n <= CAPACITY, "a payload never wraps");
+        assertEquals(0, pos % 8, "payloads start at multiples of 8");
+        usedUpTo = pos + n;
+        inFlight.addLast(new long[] {pos, n, seed});
+        sent++;
+      } else if (!inFlight.isEmpty()) {
+        long[] next = inFlight.pollFirst();
+        assertNull(receiver.check(next[0], (int) next[1]));
+        Frame f = pool.acquire(0);
+        receiver.take(next[0], (int) next[1], f);
+        ByteBuffer expected = ByteBuffer.allocateDirect((int) next[1]);
+        fill(expected, (int) next[1], next[2]);
+        assertEquals(expected.clear(), f.payload().view((int) next[1]), "payload at " + next[0]);
+        pool.release(f);
+        consumed = next[0] + next[1];
+      }
+    }
+    assertTrue(sent > 500 && refused > 10, sent + " sent, " + refused + " refused");
+  }
+
+  @Test
+  void shouldRejectAPayloadOutOfSequence() throws IOException {
+    SharedMemoryRing sender = SharedMemoryRing.create(dir, CAPACITY);
+    SharedMemoryRing receiver = SharedMemoryRing.attach(dir, sender.path().getFileName().toString(),
+        sender.token(), CAPACITY);
+    ByteBuffer b = ByteBuffer.allocateDirect(1000);
+    assertEquals(0, sender.put(b, 0, 1000));
+    assertNotNull(receiver.check(8, 1000), "not where the previous one ended");
+    assertNotNull(receiver.check(0, CAPACITY + 1), "longer than the ring");
+    assertNotNull(receiver.check(0, -1));
+    assertNull(receiver.check(0, 1000));
+    receiver.take(0, 1000, null);
+    assertNotNull(receiver.check(CAPACITY - 8, 20), "across the end");
+    assertNull(receiver.check(CAPACITY, 20), "at the next wrap");
+    assertNull(receiver.check(1000, 20));
+    receiver.take(1000, 20, null);
+    assertNotNull(receiver.check(1020, 8), "payloads start at multiples of 8");
+    assertNull(receiver.check(1024, 8));
+  }
+
+  /** Frames of one connection go to different ranks and come back in any order; space frees in order. */
+  @Test
+  void shouldFreeSpaceOnlyUpToTheOldestPayloadStillHeld() throws IOException {
+    SharedMemoryRing sender = SharedMemoryRing.create(dir, CAPACITY);
+    SharedMemoryRing receiver = SharedMemoryRing.attach(dir, sender.path().getFileName().toString(),
+        sender.token(), CAPACITY);
+    ByteBuffer b = ByteBuffer.allocateDirect(CAPACITY);
+    int half = CAPACITY / 2;
+    long a = sender.put(b, 0, half);
+    long c = sender.put(b, 0, half);
+    assertEquals(-1, sender.put(b, 0, 8), "full");
+    Frame fa = pool.acquire(0);
+    Frame fc = pool.acquire(0);
+    receiver.take(a, half, fa);
+    receiver.take(c, half, fc);
+    pool.release(fc);
+    assertEquals(-1, sender.put(b, 0, 8), "the older payload is still held, so nothing is free");
+    pool.release(fa);
+    assertEquals(2L * half, sender.put(b, 0, half), "both freed");
+    assertEquals(0, pool.outstanding());
+  }
+
+  @Test
+  void shouldRefuseFilesThatAreNotTheOfferedRing() throws IOException {
+    SharedMemoryRing sender = SharedMemoryRing.create(dir, CAPACITY);
+    String name = sender.path().getFileName().toString();
+    assertThrows(IOException.class, () -> SharedMemoryRing.attach(dir, name, sender.token() + 1, CAPACITY));
+    assertThrows(IOException.class, () -> SharedMemoryRing.attach(dir, name, sender.token(), CAPACITY * 2));
+    assertThrows(IOException.class, () -> SharedMemoryRing.attach(dir, "../" + name, sender.token(), CAPACITY));
+    assertThrows(IOException.class, () -> SharedMemoryRing.attach(dir, "passwd", sender.token(), CAPACITY));
+    Path notAFile = Files.createDirectory(dir.resolve("spark-collective-1-x.ring"));
+    assertThrows(IOException.class, () -> SharedMemoryRing.attach(dir, notAFile.getFileName().toString(),
+        sender.token(), CAPACITY));
+    assertTrue(Files.exists(sender.path()), "a refused attach leaves the offer in place");
+    sender.delete();
+    assertFalse(Files.exists(sender.path()));
+  }
+
+  @Test
+  void shouldRemoveRingFilesOfProcessesThatAreGone() throws Exception {
+    Process p = new ProcessBuilder("true").start();
+    assertTrue(p.waitFor(10, TimeUnit.SECONDS));
+    Path dead = Files.createFile(dir.resolve("spark-collective-" + p.pid() + "-abc.ring"));
+    Path alive = SharedMemoryRing.create(dir, CAPACITY).path();
+    Path other = Files.createFile(dir.resolve("unrelated.ring"));
+    SharedMemoryRing.removeStale(dir);
+    assertFalse(Files.exists(dead));
+    assertTrue(Files.exists(alive));
+    assertTrue(Files.exists(other));
+  }
+
+  private static void fill(ByteBuffer b, int n, long seed) {
+    SplittableRandom r = new SplittableRandom(seed);
+    b.clear();
+    for (int i = 0; i < n; i++) {
+      b.put(i, (byte) r.nextInt());
+    }
+    b.limit(n);
+  }
+}
