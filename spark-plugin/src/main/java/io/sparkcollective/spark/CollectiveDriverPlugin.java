@@ -33,6 +33,8 @@ public final class CollectiveDriverPlugin implements DriverPlugin {
   private static final Logger LOG = LoggerFactory.getLogger(CollectiveDriverPlugin.class);
   static final String SECRET_KEY = "secret";
   private static final long GROUP_TTL_MS = 30 * 60_000L;
+  /** Largest group a JOIN may name (a barrier stage of more tasks than this would not fit any cluster). */
+  static final int MAX_GROUP_SIZE = 1 << 16;
   /** Failed stage attempts remembered (the oldest is forgotten first): far more than run at once. */
   private static final int FAILED_ATTEMPTS_KEPT = 4096;
 
@@ -104,10 +106,18 @@ public final class CollectiveDriverPlugin implements DriverPlugin {
       return Messages.JoinReply.error("executor " + m.executorId + " has no collective endpoint (its plugin "
           + "failed to start; see the executor log)");
     }
+    if (m.size < 1 || m.size > MAX_GROUP_SIZE) {
+      return Messages.JoinReply.error("executor " + m.executorId + " asked to join " + m.group + " as a group of "
+          + m.size + " ranks: a barrier stage has 1 to " + MAX_GROUP_SIZE + " tasks");
+    }
     Formation f = groups.computeIfAbsent(m.group, g -> new Formation(m.size, m.stageId, m.stageAttempt, now));
     if (f.size != m.size || m.rank < 0 || m.rank >= f.size) {
       return Messages.JoinReply.error("group " + m.group + " has " + f.size + " ranks; rank " + m.rank + " of "
           + m.size + " does not fit");
+    }
+    if (f.executors[m.rank] != null && !f.executors[m.rank].equals(m.executorId)) {
+      return Messages.JoinReply.error("rank " + m.rank + " of group " + m.group + " is claimed by executor "
+          + m.executorId + ", but executor " + f.executors[m.rank] + " joined as it first");
     }
     f.addresses[m.rank] = address;
     f.executors[m.rank] = m.executorId;

@@ -12,8 +12,10 @@ import java.util.concurrent.TimeUnit;
  * The executor's collective metrics, in the plugin's metric registry so they reach Spark's metrics sinks:
  * operations and their latency ({@code operations}, a timer), user bytes moved ({@code bytes}), failed
  * operations ({@code failures}) and group set-up time ({@code groupSetup}, a timer); once the endpoint runs,
- * its open connections ({@code openConnections}) and the payloads it received through shared memory from
- * executors of the same host ({@code sharedMemoryPayloads}), both gauges.
+ * its open connections ({@code openConnections}), the payloads it received through shared memory from
+ * executors of the same host ({@code sharedMemoryPayloads}), the connections it refused during the handshake
+ * ({@code refusedConnections}) and the messages of authenticated peers it dropped because they spoke for
+ * ranks their executor does not host ({@code droppedMessages}), all gauges.
  */
 final class CollectiveMetrics implements OperationObserver {
   private final Timer operations;
@@ -34,6 +36,8 @@ final class CollectiveMetrics implements OperationObserver {
   void watch(io.sparkcollective.core.transport.tcp.TcpEndpoint endpoint) {
     registry.gauge("openConnections", () -> endpoint::openConnections);
     registry.gauge("sharedMemoryPayloads", () -> endpoint::sharedMemoryPayloads);
+    registry.gauge("refusedConnections", () -> endpoint::refusedConnections);
+    registry.gauge("droppedMessages", () -> endpoint::droppedMessages);
   }
 
   @Override

@@ -60,6 +60,17 @@ class CollectiveMetricsTest {
       metrics.watch(e0);
       assertEquals(0, registry.getGauges().get("openConnections").getValue());
       assertEquals(0L, registry.getGauges().get("sharedMemoryPayloads").getValue());
+      assertEquals(0L, registry.getGauges().get("refusedConnections").getValue());
+      assertEquals(0L, registry.getGauges().get("droppedMessages").getValue());
+      try (TcpEndpoint stranger = TcpEndpoint.start("127.0.0.1", 0, "another secret", config)) {
+        org.junit.jupiter.api.Assertions.assertThrows(io.sparkcollective.core.api.CollectiveException.class,
+            () -> stranger.join("stranger", 0, List.of(stranger.address(), e0.address())));
+      }
+      long until = System.nanoTime() + 5_000_000_000L;
+      while ((Long) registry.getGauges().get("refusedConnections").getValue() == 0 && System.nanoTime() < until) {
+        Thread.sleep(5);
+      }
+      assertTrue((Long) registry.getGauges().get("refusedConnections").getValue() >= 1, "a wrong secret is counted");
       List<InetSocketAddress> peers = List.of(e0.address(), e1.address());
       ExecutorService pool = Executors.newFixedThreadPool(2);
       try {

@@ -86,4 +86,26 @@ class DriverFormationTest {
         .encode()));
     assertTrue(reply.error.contains("does not fit"), reply.error);
   }
+
+  @Test
+  void shouldRefuseAGroupSizeNoBarrierStageCanHaveBeforeAllocatingForIt() {
+    for (int size : new int[] {0, -3, Integer.MAX_VALUE}) {
+      Messages.JoinReply reply = Messages.JoinReply.decode(driver.receive(
+          new Messages.Join("app/stage-6/attempt-0", 0, size, "1", 6, 0).encode()));
+      assertTrue(reply.error.contains("a group of " + size + " ranks"), reply.error);
+    }
+    assertEquals(0, driver.formingGroups(), "nothing was kept for them");
+  }
+
+  @Test
+  void shouldRefuseASecondExecutorClaimingARankNamingBoth() {
+    assertNull(join(8, 0, 1, "1").peers);
+    assertNull(join(8, 0, 1, "1").peers, "the same executor asking again (its poll) is no second claim");
+    Messages.JoinReply reply = join(8, 0, 1, "2");
+    assertTrue(reply.error.contains("rank 1 of group app/stage-8/attempt-0 is claimed by executor 2, but executor 1 "
+        + "joined as it"), reply.error);
+    assertNull(join(8, 0, 0, "2").peers);
+    assertEquals(List.of("198.18.0.2:7001", "198.18.0.1:7001", "198.18.0.2:7001"), join(8, 0, 2, "2").peers,
+        "the first claim stands");
+  }
 }

@@ -1,5 +1,7 @@
 package io.sparkcollective.core.auth;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
@@ -8,31 +10,41 @@ import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
- * Mutual challenge-response authentication of two endpoints that share a secret (in Spark, the
- * per-application secret the driver plugin hands to executors). The secret never crosses the wire.
+ * Mutual authentication of two endpoints that share a secret (in Spark, the per-application secret), bound to
+ * who talks to whom. The secret never crosses the wire.
  *
  * <pre>
- *  client (dialling endpoint)                              server (listening endpoint)
- *  HELLO     version int32, nonceC 16 bytes,
- *            advertised address (UTF-8)          --&gt;
- *                                                &lt;--      CHALLENGE version int32, nonceS 16 bytes,
- *                                                          macS = HMAC(k, "server" | nonceC | nonceS)
- *  checks macS (else: the server does not know the secret; close)
- *  RESPONSE  macC = HMAC(k, "client" | nonceS | nonceC) --&gt;
- *                                                &lt;--      ACCEPT, or REFUSE reason (UTF-8)
+ *  dialler (client)                                          listener (server)
+ *  HELLO     version u32, nonceC 32 bytes,
+ *            from: the dialler's own endpoint,
+ *            to:   the endpoint it meant to dial      --&gt;    refuses another version, or a "to" that is not
+ *                                                            itself (a relay, a stale address)
+ *                                                   &lt;--    CHALLENGE version u32, nonceS 32 bytes,
+ *                                                            proofS = HMAC(k, "server" | T)
+ *  refuses a proofS that does not match (the listener does not know the secret, or saw another HELLO)
+ *  RESPONSE  proofC = HMAC(k, "client" | T)           --&gt;
+ *                                                            refuses a proofC that does not match
+ *                                                   &lt;--    ACCEPT, or REFUSE reason
+ *
+ *  T, the transcript: "spark-collective/2" | version | nonceC | nonceS | len | from | len | to  (len: u16)
+ *  session key   = HMAC(k, "session" | T); per direction: HMAC(session key, "dialler" or "listener")
  * </pre>
  *
- * HMAC is HMAC-SHA256; k is the UTF-8 secret. The role labels keep one side's MAC from being replayed as
- * the other's; fresh nonces on both sides keep a recorded exchange from being replayed. A server refuses
- * a wrong protocol version (naming both versions) and a wrong MAC, and logs the refusal; no group traffic
- * is accepted on a connection before ACCEPT. Integrity and secrecy of the traffic after the handshake
- * come from TLS when it is enabled.
+ * HMAC is HMAC-SHA256 and k the UTF-8 secret. Each side sees the other prove knowledge of k over the same
+ * transcript, which holds both fresh nonces (no replay of a recorded exchange) and both identities: a relay
+ * that forwards one endpoint's HELLO to another under a third's name fails, since the names it changes are
+ * in the MACs. The role labels keep one side's proof from being replayed as the other's. Every message after
+ * the handshake that is not DATA carries a tag under its direction's key (see {@link MessageAuthenticator}).
+ * Messages must come in exactly this order; anything else ends the handshake.
  */
 public final class SecretHandshake {
   /** Protocol version spoken by this build. */
-  public static final int VERSION = 1;
-  public static final int NONCE_BYTES = 16;
+  public static final int VERSION = 2;
+  public static final int NONCE_BYTES = 32;
   public static final int MAC_BYTES = 32;
+  /** Longest endpoint name in a HELLO ({@code host:port}). */
+  public static final int MAX_NAME_BYTES = 255;
+  private static final byte[] LABEL = "spark-collective/2".getBytes(StandardCharsets.US_ASCII);
 
   private static final SecureRandom RANDOM = new SecureRandom();
   private final byte[] key;
@@ -50,14 +62,32 @@ public final class SecretHandshake {
     return n;
   }
 
-  /** The server's proof: HMAC(k, "server" | nonceC | nonceS). */
-  public byte[] serverMac(byte[] clientNonce, byte[] serverNonce) {
-    return mac("server", clientNonce, serverNonce);
+  /** The transcript T of one exchange (see the class comment). */
+  public static byte[] transcript(int version, byte[] clientNonce, byte[] serverNonce, String from, String to) {
+    byte[] f = from.getBytes(StandardCharsets.UTF_8);
+    byte[] t = to.getBytes(StandardCharsets.UTF_8);
+    if (f.length > MAX_NAME_BYTES || t.length > MAX_NAME_BYTES) {
+      throw new IllegalArgumentException("endpoint names longer than " + MAX_NAME_BYTES + " bytes");
+    }
+    return ByteBuffer.allocate(LABEL.length + Integer.BYTES + clientNonce.length + serverNonce.length
+        + 2 * Short.BYTES + f.length + t.length).order(ByteOrder.LITTLE_ENDIAN)
+        .put(LABEL).putInt(version).put(clientNonce).put(serverNonce)
+        .putShort((short) f.length).put(f).putShort((short) t.length).put(t).array();
   }
 
-  /** The client's proof: HMAC(k, "client" | nonceS | nonceC). */
-  public byte[] clientMac(byte[] serverNonce, byte[] clientNonce) {
-    return mac("client", serverNonce, clientNonce);
+  /** The listener's proof over {@code transcript}. */
+  public byte[] serverProof(byte[] transcript) {
+    return mac(key, "server", transcript);
+  }
+
+  /** The dialler's proof over {@code transcript}. */
+  public byte[] clientProof(byte[] transcript) {
+    return mac(key, "client", transcript);
+  }
+
+  /** The key of the messages the dialler ({@code fromDialler}) or the listener sends after this exchange. */
+  public byte[] directionKey(byte[] transcript, boolean fromDialler) {
+    return mac(mac(key, "session", transcript), fromDialler ? "dialler" : "listener", new byte[0]);
   }
 
   /** Constant-time comparison. */
@@ -65,13 +95,12 @@ public final class SecretHandshake {
     return MessageDigest.isEqual(expected, actual);
   }
 
-  private byte[] mac(String role, byte[] first, byte[] second) {
+  private static byte[] mac(byte[] key, String label, byte[] data) {
     try {
       Mac mac = Mac.getInstance("HmacSHA256");
       mac.init(new SecretKeySpec(key, "HmacSHA256"));
-      mac.update(role.getBytes(StandardCharsets.US_ASCII));
-      mac.update(first);
-      mac.update(second);
+      mac.update(label.getBytes(StandardCharsets.US_ASCII));
+      mac.update(data);
       return mac.doFinal();
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("HmacSHA256 unavailable", e);

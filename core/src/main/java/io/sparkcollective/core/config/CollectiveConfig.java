@@ -30,6 +30,7 @@ public final class CollectiveConfig {
   public static final String DIRECT_MAX_RANKS = "algorithm.directMaxRanks";
   public static final String RING_MIN_BYTES = "algorithm.ringMinBytes";
   public static final String BROADCAST_CHAIN_MIN_BYTES = "broadcast.chainMinBytes";
+  public static final String OBJECT_MAX_BYTES = "objects.maxBytes";
   public static final String JOIN_TIMEOUT_MS = "group.joinTimeoutMs";
   public static final String CONNECT_TIMEOUT_MS = "transport.connectTimeoutMs";
   public static final String HEARTBEAT_INTERVAL_MS = "transport.heartbeatIntervalMs";
@@ -74,6 +75,9 @@ public final class CollectiveConfig {
     key(RING_MIN_BYTES, "4194304", "AUTO uses RING from this many bytes on, HALVING_DOUBLING below.");
     key(BROADCAST_CHAIN_MIN_BYTES, "65536", "Broadcasts from this many bytes on use a pipelined chain; "
         + "smaller ones go from the root to every rank directly.");
+    key(OBJECT_MAX_BYTES, "1073741824", "Most bytes one object collective (allGatherObjects, broadcastObject) "
+        + "carries, all ranks' serialised objects together; a call past it fails on every rank, before anything "
+        + "is allocated for it.");
     key(JOIN_TIMEOUT_MS, "600000", "How long a rank waits for every peer to join its group before failing, naming "
         + "the ranks that did not: only for a live rank that never asks (in Spark, a task that failed or was "
         + "killed, or whose executor was lost, fails the join at once).");
@@ -120,6 +124,7 @@ public final class CollectiveConfig {
   private final int directMaxRanks;
   private final long ringMinBytes;
   private final long broadcastChainMinBytes;
+  private final long objectMaxBytes;
   private final long joinTimeoutMs;
   private final long connectTimeoutMs;
   private final long heartbeatIntervalMs;
@@ -152,6 +157,11 @@ public final class CollectiveConfig {
     this.directMaxRanks = (int) Math.min(Integer.MAX_VALUE, nonNegativeLong(v, DIRECT_MAX_RANKS));
     this.ringMinBytes = nonNegativeLong(v, RING_MIN_BYTES);
     this.broadcastChainMinBytes = nonNegativeLong(v, BROADCAST_CHAIN_MIN_BYTES);
+    this.objectMaxBytes = nonNegativeLong(v, OBJECT_MAX_BYTES);
+    if (objectMaxBytes < 1 || objectMaxBytes > Integer.MAX_VALUE - 8) {
+      throw bad(OBJECT_MAX_BYTES, v.get(OBJECT_MAX_BYTES), "from 1 to " + (Integer.MAX_VALUE - 8)
+          + " (the largest Java array)");
+    }
     this.joinTimeoutMs = positiveLong(v, JOIN_TIMEOUT_MS);
     this.connectTimeoutMs = positiveLong(v, CONNECT_TIMEOUT_MS);
     this.heartbeatIntervalMs = positiveLong(v, HEARTBEAT_INTERVAL_MS);
@@ -291,6 +301,11 @@ public final class CollectiveConfig {
 
   public Algorithm algorithm() {
     return algorithm;
+  }
+
+  /** Most bytes of all ranks' serialised objects in one object collective. */
+  public long objectMaxBytes() {
+    return objectMaxBytes;
   }
 
   public long directMaxBytes() {

@@ -94,12 +94,38 @@ public final class Tuning {
   /** Largest message on the wire: a frame of the largest segment (see CollectiveConfig) plus room for a header. */
   public static final int MAX_MESSAGE_BYTES = CollectiveConfig.MAX_SEGMENT_BYTES + 4096;
 
+  /**
+   * Largest message accepted before a connection is authenticated: a HELLO with two endpoint names of 255
+   * bytes is about 560 bytes, so an unauthenticated peer can make an endpoint buffer at most this much.
+   */
+  public static final int HANDSHAKE_MAX_BYTES = 1024;
+
+  /**
+   * Connections an endpoint holds open at once before they authenticate: many more than a group's peers
+   * dial at once (one per remote endpoint and channel), few enough that a flood of idle sockets cannot use up
+   * the process's file descriptors; more are closed at once.
+   */
+  public static final int MAX_UNAUTHENTICATED_CONNECTIONS = 64;
+
+  /** Warnings about one remote address per interval (refusals, dropped messages); the rest are counted. */
+  public static final int WARNINGS_PER_ADDRESS = 5;
+
+  /** The interval of {@link #WARNINGS_PER_ADDRESS}. */
+  public static final long WARNING_INTERVAL_MS = 60_000;
+
   /** Pause before dialling again a peer whose endpoint is not up yet, while joining (ranks start at different
    * times; 50 ms is short next to starting an executor). */
   public static final long JOIN_RETRY_MS = 50;
 
   /** Longest wait between looks at a join's refusal, failure, cancellation and deadline. */
   public static final long JOIN_CHECK_MS = 10;
+
+  /**
+   * JOINs kept at once for ranks not registered yet: far more than the ranks of the groups forming on one
+   * endpoint, so an authenticated peer that sends JOINs for groups that never form cannot grow the list
+   * without bound (the oldest go first).
+   */
+  public static final int MAX_PENDING_JOINS = 4096;
 
   /** How long a JOIN for a rank not registered yet is kept for it (its task may start late). */
   public static final long PENDING_JOIN_TTL_NANOS = TimeUnit.MINUTES.toNanos(2);

@@ -26,6 +26,7 @@ import io.sparkcollective.core.kernel.Elements;
 import io.sparkcollective.core.transport.Transport;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -374,6 +375,7 @@ public final class EngineCommunicator implements ManagedCommunicator {
       ctx.begin(kind, tag, tag, seq, Elements.open(DataBuffer.of(lengths), ctx.scratch, 0), null, -1, 0, timeoutMs);
       RingCollectives.allGather(ctx, Partition.even(size, size));
     });
+    checkObjectBytes(kind, seq, lengths, -1);
     int[] bounds = Partition.ofLengths(lengths);
     byte[] all = new byte[bounds[size]];
     System.arraycopy(mine, 0, all, bounds[rank], mine.length);
@@ -402,12 +404,34 @@ public final class EngineCommunicator implements ManagedCommunicator {
       ctx.begin(kind, tag, tag, seq, Elements.open(DataBuffer.of(length), ctx.scratch, 0), null, root, 0, timeoutMs);
       BroadcastAlgorithms.direct(ctx, root);
     });
+    checkObjectBytes(kind, seq, length, root);
     byte[] bytes = mine != null ? mine : new byte[length[0]];
     execute(kind, seq + 1, ctx -> {
       ctx.begin(kind, tag, tag, seq + 1, Elements.ofBytes(bytes), null, root, 0, timeoutMs);
       BroadcastAlgorithms.chain(ctx, root);
     });
     return deserialize(kind, root, bytes, 0, bytes.length);
+  }
+
+  /**
+   * Fails the group (on every rank: each checks the same lengths) if the objects' {@code lengths} (rank
+   * {@code from}'s alone, or with -1 rank r's at r) are negative or together exceed {@code objects.maxBytes}:
+   * nothing is allocated for a length a peer sent before this check.
+   */
+  private void checkObjectBytes(CollectiveKind kind, long seq, int[] lengths, int from) {
+    long total = 0;
+    for (int r = 0; r < lengths.length; r++) {
+      if (lengths[r] < 0) {
+        throw failGroup(new CollectiveException("rank " + rank + ": rank " + (from >= 0 ? from : r)
+            + " announced an object of " + lengths[r] + " bytes in " + kind.displayName() + " #" + seq));
+      }
+      total += lengths[r];
+    }
+    if (total > config.objectMaxBytes()) {
+      throw failGroup(new CollectiveException("rank " + rank + ": the objects of " + kind.displayName() + " #" + seq
+          + " take " + total + " bytes (" + (from >= 0 ? "rank " + from + "'s" : "ranks' " + Arrays.toString(lengths))
+          + "), more than " + CollectiveConfig.OBJECT_MAX_BYTES + "=" + config.objectMaxBytes()));
+    }
   }
 
   @SuppressWarnings("unchecked")

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkcollective.core.api.Blocks;
+import io.sparkcollective.core.api.CollectiveException;
 import io.sparkcollective.core.api.CollectiveOptions;
 import io.sparkcollective.core.api.DType;
 import io.sparkcollective.core.api.DataBuffer;
@@ -273,6 +274,29 @@ class CollectivesTest {
         assertEquals(100_000, comm.<String>broadcastObject(big, 0).length());
         return null;
       });
+    } finally {
+      GroupHarness.closeAll(group);
+    }
+  }
+
+  /**
+   * An object collective past {@code objects.maxBytes} fails on every rank with the same named error, before
+   * anything is allocated for the announced lengths (a broken or hostile peer's length is never trusted).
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"allGatherObjects", "broadcastObject"})
+  void objectCollectivesPastTheirLimitFailEveryRankByName(String call) {
+    LocalGroup group = LocalGroup.create(3, CollectiveConfig.from(Map.of(CollectiveConfig.OBJECT_MAX_BYTES, "4000")),
+        UnaryOperator.identity());
+    try {
+      List<GroupHarness.Outcome<Object>> out = GroupHarness.runAll(group, LIMIT, comm -> {
+        String mine = comm.rank() == 1 ? "x".repeat(5000) : "small";
+        return call.equals("allGatherObjects") ? comm.allGatherObjects(mine) : comm.broadcastObject(mine, 1);
+      });
+      for (GroupHarness.Outcome<Object> o : out) {
+        assertTrue(o.error instanceof CollectiveException, "rank " + o.rank + ": " + o.error);
+        assertTrue(o.error.getMessage().contains("more than objects.maxBytes=4000"), o.error.getMessage());
+      }
     } finally {
       GroupHarness.closeAll(group);
     }

@@ -144,7 +144,7 @@ final class Connections implements LinkListener {
       msg.skipBytes(WireFormat.LENGTH_FIELD_BYTES);
       byte type = msg.readByte();
       String self = addressKey.get();
-      String bad = MessageDispatcher.dispatch(registry, self, type, msg, new DataHeader());
+      String bad = MessageDispatcher.dispatch(registry, self, type, msg, new DataHeader(), null);
       if (bad != null) {
         throw new IllegalStateException("a message between ranks of endpoint " + self + " is malformed: " + bad);
       }

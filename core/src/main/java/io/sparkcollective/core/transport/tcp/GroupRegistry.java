@@ -4,6 +4,7 @@ import io.sparkcollective.core.config.Tuning;
 import io.sparkcollective.core.api.CollectiveUsageException;
 import io.sparkcollective.core.time.NanoClock;
 import io.sparkcollective.core.transport.tcp.link.Inbound;
+import io.sparkcollective.core.transport.tcp.link.RateLimitedLog;
 import io.sparkcollective.core.transport.tcp.link.Receiver;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -33,12 +34,15 @@ final class GroupRegistry implements Inbound {
   private final ConcurrentHashMap<Long, TcpTransport[]> groups = new ConcurrentHashMap<>();
   private final List<PendingJoin> pendingJoins = new ArrayList<>();
   private final AtomicLong rejectedFrames = new AtomicLong();
+  private final AtomicLong droppedMessages = new AtomicLong();
+  private final RateLimitedLog dropLog;
   private volatile GroupTable table = GroupTable.EMPTY;
 
   /** {@code addressKey}: the endpoint's address, for logs (known once it listens). */
   GroupRegistry(Supplier<String> addressKey, NanoClock clock) {
     this.addressKey = addressKey;
     this.clock = clock;
+    this.dropLog = new RateLimitedLog(LOG, clock, Tuning.WARNINGS_PER_ADDRESS, Tuning.WARNING_INTERVAL_MS);
   }
 
   /**
@@ -171,6 +175,9 @@ final class GroupRegistry implements Inbound {
       synchronized (pendingJoins) {
         long now = clock.nanoTime();
         pendingJoins.removeIf(p -> now - p.atNanos > PENDING_JOIN_TTL_NANOS);
+        if (pendingJoins.size() >= Tuning.MAX_PENDING_JOINS) {
+          pendingJoins.remove(0);
+        }
         pendingJoins.add(new PendingJoin(remoteKey, group, source, dest, size, now));
       }
       // The group may have registered between the lookup and the add.
@@ -207,7 +214,7 @@ final class GroupRegistry implements Inbound {
   @Override
   public void onJoinRefused(String remoteKey, long group, int source, int dest, String reason) {
     TcpTransport t = registered(group, dest);
-    if (t != null) {
+    if (t != null && admitted(t, remoteKey, "REFUSE_JOIN", source)) {
       t.onJoinRefused(source, reason);
     }
   }
@@ -215,7 +222,7 @@ final class GroupRegistry implements Inbound {
   @Override
   public void onAbort(String remoteKey, long group, int source, int dest, int origin, String reason) {
     TcpTransport t = registered(group, dest);
-    if (t != null) {
+    if (t != null && admitted(t, remoteKey, "ABORT", source)) {
       t.onAbort(source, origin, reason);
     }
   }
@@ -223,9 +230,32 @@ final class GroupRegistry implements Inbound {
   @Override
   public void onLeave(String remoteKey, long group, int source, int dest) {
     TcpTransport t = registered(group, dest);
-    if (t != null) {
+    if (t != null && admitted(t, remoteKey, "LEAVE", source)) {
       t.onLeave(source);
     }
+  }
+
+  /** Whether {@code remoteKey} may speak for rank {@code source} of {@code t}'s group; if not, counts the drop. */
+  private boolean admitted(TcpTransport t, String remoteKey, String what, int source) {
+    if (t.speaksFor(remoteKey, source)) {
+      return true;
+    }
+    dropped(remoteKey, what, t.groupId(), source, t.rank());
+    return false;
+  }
+
+  /**
+   * A message from {@code remoteKey} claimed to come from rank {@code source} of {@code group}, which that
+   * endpoint does not host: dropped, counted and logged (rate-limited); the group is not affected.
+   */
+  void dropped(String remoteKey, String what, long group, int source, int dest) {
+    droppedMessages.incrementAndGet();
+    dropLog.warn(remoteKey, "{}: dropped {} from {} for group {} rank {}: it claims rank {}, which that endpoint "
+        + "does not host", addressKey.get(), what, remoteKey, Long.toHexString(group), dest, source);
+  }
+
+  long droppedMessages() {
+    return droppedMessages.get();
   }
 
   /** The connection carrying {@code remoteKey}'s frames closed: every rank here with a peer there hears of it. */

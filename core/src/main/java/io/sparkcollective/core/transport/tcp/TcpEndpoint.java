@@ -241,6 +241,18 @@ public final class TcpEndpoint implements AutoCloseable {
     }
   }
 
+  GroupRegistry registry() {
+    return registry;
+  }
+
+  /**
+   * Messages from authenticated peers dropped because they spoke for a rank their endpoint does not host
+   * (a source rank of another endpoint, a group it is not in); the groups were not affected.
+   */
+  public long droppedMessages() {
+    return registry.droppedMessages();
+  }
+
   void unregister(TcpTransport t) {
     registry.unregister(t);
   }

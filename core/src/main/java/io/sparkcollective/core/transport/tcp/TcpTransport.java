@@ -11,6 +11,7 @@ import io.sparkcollective.core.transport.Frame;
 import io.sparkcollective.core.transport.Inbox;
 import io.sparkcollective.core.transport.Transport;
 import io.sparkcollective.core.transport.tcp.direct.CallerDrivenIo;
+import io.sparkcollective.core.transport.tcp.link.PeerText;
 import io.sparkcollective.core.transport.tcp.link.Receiver;
 import io.sparkcollective.core.transport.tcp.protocol.ControlMessages;
 import io.sparkcollective.core.transport.tcp.protocol.DataHeader;
@@ -56,7 +57,11 @@ public final class TcpTransport implements Transport {
   /** Where links deliver this rank's DATA payloads. */
   private final Receiver receiver = new Receiver() {
     @Override
-    public Frame accept(DataHeader h, int payloadBytes, boolean lent) {
+    public Frame accept(String remoteKey, DataHeader h, int payloadBytes, boolean lent) {
+      if (!speaksFor(remoteKey, h.source())) {
+        endpoint.registry().dropped(remoteKey, "DATA", groupId, h.source(), rank);
+        return null;
+      }
       return acceptData(h, payloadBytes, lent);
     }
 
@@ -183,7 +188,7 @@ public final class TcpTransport implements Transport {
   }
 
   void onJoinRefused(int source, String reason) {
-    join.refused(source, reason);
+    join.refused(source, PeerText.escape(reason));
   }
 
   void awaitJoined(long deadlineNanos, Cancellation cancellation) {
@@ -258,11 +263,6 @@ public final class TcpTransport implements Transport {
    */
   private Frame acceptData(DataHeader h, int n, boolean lent) {
     int source = h.source();
-    if (source < 0 || source >= size || source == rank) {
-      abort(new CollectiveException("rank " + rank + " of group " + groupName + " received a frame claiming to be from "
-          + "rank " + source + ", which is not a peer"));
-      return null;
-    }
     if (n > endpoint.pool().maxCapacity()) {
       abort(new CollectiveException("rank " + rank + " of group " + groupName + " received a frame of " + n
           + " bytes from " + describe(source) + ", more than the largest segment " + endpoint.pool().maxCapacity()
@@ -292,8 +292,17 @@ public final class TcpTransport implements Transport {
     inbox.deliver(f.source(), f);
   }
 
+  /**
+   * Whether endpoint {@code remoteKey} may speak for rank {@code source} of this group: only the endpoint the
+   * group names for a rank sends its frames and notices (a connection is authenticated as one endpoint).
+   */
+  boolean speaksFor(String remoteKey, int source) {
+    return source >= 0 && source < size && source != rank && peerKeys[source].equals(remoteKey);
+  }
+
   void onAbort(int source, int origin, String reason) {
-    inbox.fail(new RemoteFailureException(origin, reason));
+    int from = origin >= 0 && origin < size ? origin : source;
+    inbox.fail(new RemoteFailureException(from, PeerText.escape(reason)));
   }
 
   void onLeave(int source) {

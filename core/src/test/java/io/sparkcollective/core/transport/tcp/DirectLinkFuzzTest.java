@@ -6,7 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.sparkcollective.core.config.CollectiveConfig;
 import io.sparkcollective.core.testing.TcpCluster;
+import io.sparkcollective.core.auth.SecretHandshake;
 import io.sparkcollective.core.transport.tcp.link.Link;
+import io.sparkcollective.core.transport.tcp.link.LinkKeys;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
@@ -31,6 +33,8 @@ class DirectLinkFuzzTest {
   private static ServerSocketChannel listener;
   private static TcpTransport[] group;
   private static int inputs;
+  /** Keys of no real exchange: messages but DATA fail their tag check (and end the connection). */
+  private static final LinkKeys KEYS = LinkKeys.of(new SecretHandshake(TcpCluster.SECRET), new byte[16], false);
 
   @BeforeAll
   static void start() throws Exception {
@@ -55,7 +59,7 @@ class DirectLinkFuzzTest {
     Link link;
     try (SocketChannel sender = SocketChannel.open(listener.getLocalAddress())) {
       SocketChannel receiver = listener.accept();
-      link = endpoint.callerIo().adopt(receiver, "127.0.0.1:1", false);
+      link = endpoint.callerIo().adopt(receiver, "127.0.0.1:1", false, KEYS);
       ByteBuffer b = ByteBuffer.wrap(input);
       while (b.hasRemaining()) {
         sender.write(b);

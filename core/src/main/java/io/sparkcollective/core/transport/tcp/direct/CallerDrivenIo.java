@@ -11,6 +11,7 @@ import io.sparkcollective.core.transport.Inbox;
 import io.sparkcollective.core.transport.tcp.link.Inbound;
 import io.sparkcollective.core.transport.tcp.link.IoThread;
 import io.sparkcollective.core.transport.tcp.link.Link;
+import io.sparkcollective.core.transport.tcp.link.LinkKeys;
 import io.sparkcollective.core.transport.tcp.link.LinkListener;
 import io.sparkcollective.core.transport.tcp.link.SocketAdopter;
 import io.sparkcollective.core.transport.tcp.shm.SharedMemoryRing;
@@ -127,8 +128,9 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
 
   /** Starts driving {@code socket} (authenticated, non-blocking, no longer Netty's). */
   @Override
-  public Link adopt(java.nio.channels.SocketChannel socket, String remoteKey, boolean outbound) throws IOException {
-    DirectLink link = new DirectLink(this, socket, remoteKey, outbound);
+  public Link adopt(java.nio.channels.SocketChannel socket, String remoteKey, boolean outbound, LinkKeys keys)
+      throws IOException {
+    DirectLink link = new DirectLink(this, socket, remoteKey, outbound, keys);
     link.register(selector);
     links.add(link);
     selector.wakeup();

@@ -3,8 +3,11 @@ package io.sparkcollective.core.transport.tcp.direct;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.sparkcollective.core.api.PeerLostException;
+import io.sparkcollective.core.auth.MessageAuthenticator;
 import io.sparkcollective.core.config.Tuning;
 import io.sparkcollective.core.transport.tcp.link.Link;
+import io.sparkcollective.core.transport.tcp.link.LinkKeys;
+import io.sparkcollective.core.transport.tcp.link.MessageTags;
 import io.sparkcollective.core.transport.tcp.protocol.ControlMessages;
 import io.sparkcollective.core.transport.tcp.protocol.DataHeader;
 import io.sparkcollective.core.transport.tcp.protocol.WireFormat;
@@ -54,6 +57,8 @@ final class DirectLink implements Link {
   private final Object writeLock = new Object();
   private final ArrayDeque<ByteBuf> pending = new ArrayDeque<>();
   private final DirectReader reader;
+  /** Tags every message but DATA, in the order they enter the socket (under the write lock). */
+  private final MessageAuthenticator outgoing;
   private SelectionKey key;
   private boolean writeInterest;
   private volatile boolean closed;
@@ -62,12 +67,14 @@ final class DirectLink implements Link {
   /** This side's ring for what it sends (guarded by the write lock). */
   private SharedMemoryRing sendRing;
 
-  DirectLink(CallerDrivenIo io, SocketChannel socket, String remoteKey, boolean outbound) throws IOException {
+  DirectLink(CallerDrivenIo io, SocketChannel socket, String remoteKey, boolean outbound, LinkKeys keys)
+      throws IOException {
     this.io = io;
     this.socket = socket;
     this.remoteKey = remoteKey;
     this.outbound = outbound;
-    this.reader = new DirectReader(io, socket, remoteKey);
+    this.outgoing = keys.outgoing;
+    this.reader = new DirectReader(this, io, socket, remoteKey, keys.incoming);
     socket.configureBlocking(false);
     long now = io.clock().nanoTime();
     this.lastReadNanos = now;
@@ -112,6 +119,24 @@ final class DirectLink implements Link {
     }
   }
 
+  /**
+   * The peer declined the ring with {@code token}: it is closed (its file deleted, its memory unmapped) and
+   * payloads keep going over the socket. Returns why the connection must close (no such offer), or null.
+   */
+  String ringDeclined(long token) {
+    SharedMemoryRing ring;
+    synchronized (writeLock) {
+      ring = sendRing;
+      if (ring == null || ring.token() != token) {
+        return "it declined a ring that was not offered";
+      }
+      sendRing = null;
+    }
+    ring.close();
+    LOG.info("{}: {} declined the shared-memory ring; payloads go over the socket", io.addressKey(), remoteKey);
+    return null;
+  }
+
   private boolean remoteOnThisHost() {
     try {
       InetAddress a = ((InetSocketAddress) socket.getRemoteAddress()).getAddress();
@@ -149,7 +174,10 @@ final class DirectLink implements Link {
         throw new PeerLostException(-1, "the connection to endpoint " + remoteKey + " is closed");
       }
       try {
-        if (sendRing != null) {
+        byte type = msg.getByte(msg.readerIndex() + WireFormat.TYPE_OFFSET);
+        if (MessageTags.tagged(type)) {
+          MessageTags.seal(msg, outgoing);
+        } else if (sendRing != null) {
           toRing(msg);
         }
         if (pending.isEmpty()) {

@@ -1,9 +1,14 @@
 package io.sparkcollective.core.transport.tcp.direct;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import io.sparkcollective.core.auth.MessageAuthenticator;
 import io.sparkcollective.core.config.Tuning;
 import io.sparkcollective.core.transport.Frame;
 import io.sparkcollective.core.transport.tcp.link.MessageDispatcher;
+import io.sparkcollective.core.transport.tcp.link.MessageTags;
+import io.sparkcollective.core.transport.tcp.link.PeerText;
 import io.sparkcollective.core.transport.tcp.link.Receiver;
 import io.sparkcollective.core.transport.tcp.protocol.ControlMessages;
 import io.sparkcollective.core.transport.tcp.protocol.DataHeader;
@@ -25,9 +30,12 @@ import org.slf4j.LoggerFactory;
 final class DirectReader {
   private static final Logger LOG = LoggerFactory.getLogger(DirectReader.class);
 
+  private final DirectLink owner;
   private final CallerDrivenIo io;
   private final SocketChannel socket;
   private final String remoteKey;
+  /** Checks the tags of every message but DATA. */
+  private final MessageAuthenticator incoming;
   private final ByteBuffer staging = ByteBuffer.allocateDirect(Tuning.STAGING_BYTES).order(ByteOrder.LITTLE_ENDIAN);
   /** The header of the DATA message being read. */
   private final DataHeader header = new DataHeader();
@@ -45,10 +53,13 @@ final class DirectReader {
   private int bodyFlags;
   private int bodyCrc;
 
-  DirectReader(CallerDrivenIo io, SocketChannel socket, String remoteKey) {
+  DirectReader(DirectLink owner, CallerDrivenIo io, SocketChannel socket, String remoteKey,
+      MessageAuthenticator incoming) {
+    this.owner = owner;
     this.io = io;
     this.socket = socket;
     this.remoteKey = remoteKey;
+    this.incoming = incoming;
   }
 
   /**
@@ -135,8 +146,16 @@ final class DirectReader {
           ByteBuffer slice = in.duplicate().position(start + WireFormat.TYPE_OFFSET + 1).limit(start + whole).slice()
               .order(ByteOrder.LITTLE_ENDIAN);
           in.position(start + whole);
-          String bad = type == WireFormat.SHM_OFFER ? attachRing(slice)
-              : MessageDispatcher.dispatch(io.inbound(), remoteKey, type, Unpooled.wrappedBuffer(slice), header);
+          ByteBuf body = Unpooled.wrappedBuffer(slice);
+          boolean ring = type == WireFormat.SHM_OFFER || type == WireFormat.SHM_DECLINE;
+          String bad = !ring ? MessageDispatcher.dispatch(io.inbound(), remoteKey, type, body, header, incoming)
+              : MessageTags.open(type, body, incoming);
+          if (bad == null && type == WireFormat.SHM_OFFER) {
+            bad = attachRing(body.nioBuffer().order(ByteOrder.LITTLE_ENDIAN));
+          } else if (bad == null && type == WireFormat.SHM_DECLINE) {
+            bad = body.readableBytes() == Long.BYTES ? owner.ringDeclined(body.getLongLE(body.readerIndex()))
+                : "it sent a malformed ring decline";
+          }
           if (bad != null) {
             return bad;
           }
@@ -193,7 +212,7 @@ final class DirectReader {
   private void beginBody(ByteBuffer in, int start, int n, boolean lent) {
     DataHeader h = header.read(in, start);
     Receiver r = io.inbound().receiver(remoteKey, h.group(), h.dest());
-    Frame f = r != null ? r.accept(h, n, lent) : null;
+    Frame f = r != null ? r.accept(remoteKey, h, n, lent) : null;
     bodyFor = f != null ? r : null;
     body = f;
     bodyBytes = n;
@@ -222,17 +241,19 @@ final class DirectReader {
     if (ring != null) {
       return "it offered a second ring";
     }
-    if (io.config().sharedMemoryBytes() == 0) {
-      return null;
+    if (io.config().sharedMemoryBytes() > 0) {
+      try {
+        ring = SharedMemoryRing.attach(io.config().sharedMemoryDir(), offer.name, offer.token, offer.capacity);
+        LOG.info("{}: payloads from {} come through shared memory ({} bytes)", io.addressKey(), remoteKey,
+            offer.capacity);
+        return null;
+      } catch (IOException | RuntimeException e) {
+        LOG.info("{}: cannot map the shared-memory ring of {} ({}); its payloads go over the socket",
+            io.addressKey(), remoteKey, PeerText.escape(e.toString()));
+      }
     }
-    try {
-      ring = SharedMemoryRing.attach(io.config().sharedMemoryDir(), offer.name, offer.token, offer.capacity);
-      LOG.info("{}: payloads from {} come through shared memory ({} bytes)", io.addressKey(), remoteKey,
-          offer.capacity);
-    } catch (IOException | RuntimeException e) {
-      LOG.info("{}: cannot map the shared-memory ring of {} ({}); its payloads go over the socket",
-          io.addressKey(), remoteKey, e.toString());
-    }
+    // Declined: the sender deletes its file at once instead of keeping it for the connection's life.
+    owner.write(ControlMessages.sharedMemoryDecline(PooledByteBufAllocator.DEFAULT, offer.token));
     return null;
   }
 

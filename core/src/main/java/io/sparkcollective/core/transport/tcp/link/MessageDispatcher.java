@@ -1,6 +1,7 @@
 package io.sparkcollective.core.transport.tcp.link;
 
 import io.netty.buffer.ByteBuf;
+import io.sparkcollective.core.auth.MessageAuthenticator;
 import io.sparkcollective.core.transport.Frame;
 import io.sparkcollective.core.transport.tcp.protocol.ControlMessages;
 import io.sparkcollective.core.transport.tcp.protocol.DataHeader;
@@ -17,12 +18,22 @@ public final class MessageDispatcher {
   /**
    * Hands one message of type {@code type} ({@code in} just past the type byte, the length field may be gone;
    * the caller keeps ownership) from {@code remoteKey} to {@code inbound}; {@code header} is the reading
-   * side's DATA header view. Returns why the connection must be closed (unknown type, truncated message), else
-   * null; the caller logs it.
+   * side's DATA header view; {@code incoming} checks the tags of the connection's messages (null between ranks of
+   * one endpoint, whose messages never leave the process). Returns why the connection must be closed (unknown
+   * type, truncated or forged message), else null; the caller logs it.
    */
-  public static String dispatch(Inbound inbound, String remoteKey, byte type, ByteBuf in, DataHeader header) {
-    return type == WireFormat.DATA ? data(inbound, remoteKey, in, header)
-        : ControlMessages.decode(remoteKey, type, in, inbound);
+  public static String dispatch(Inbound inbound, String remoteKey, byte type, ByteBuf in, DataHeader header,
+      MessageAuthenticator incoming) {
+    if (type == WireFormat.DATA) {
+      return data(inbound, remoteKey, in, header);
+    }
+    if (incoming != null) {
+      String bad = MessageTags.open(type, in, incoming);
+      if (bad != null) {
+        return bad;
+      }
+    }
+    return ControlMessages.decode(remoteKey, type, in, inbound);
   }
 
   private static String data(Inbound inbound, String remoteKey, ByteBuf in, DataHeader header) {
@@ -40,7 +51,7 @@ public final class MessageDispatcher {
       return null;
     }
     int n = in.writerIndex() - start - DataHeader.BYTES;
-    Frame f = r.accept(header, n, false);
+    Frame f = r.accept(remoteKey, header, n, false);
     if (f != null) {
       in.getBytes(start + DataHeader.BYTES, f.payload().view(n));
       in.readerIndex(in.writerIndex());

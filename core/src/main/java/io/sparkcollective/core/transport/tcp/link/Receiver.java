@@ -10,11 +10,13 @@ import io.sparkcollective.core.transport.tcp.protocol.DataHeader;
  */
 public interface Receiver {
   /**
-   * The frame to receive the {@code payloadBytes} of the DATA message with header {@code h} into, its header
-   * set from {@code h}; null if the message cannot be for this rank (the rank is failed then, and the payload
-   * is to be skipped). With {@code lent} the frame has no payload memory of its own: the link lends it some.
+   * The frame to receive the {@code payloadBytes} of the DATA message with header {@code h}, read from the
+   * connection authenticated as endpoint {@code remoteKey}, into, its header set from {@code h}; null if the
+   * payload is to be skipped (a frame this rank does not take: it claims a sender that is not at
+   * {@code remoteKey}, or it breaks the group's limits, which fails the group). With {@code lent} the frame has
+   * no payload memory of its own: the link lends it some.
    */
-  Frame accept(DataHeader h, int payloadBytes, boolean lent);
+  Frame accept(String remoteKey, DataHeader h, int payloadBytes, boolean lent);
 
   /** The frame from {@link #accept} holds its {@code payloadBytes} now: check ({@code flags}, {@code crc}), queue. */
   void complete(Frame f, int payloadBytes, int flags, int crc);

@@ -7,7 +7,8 @@ import java.nio.channels.SocketChannel;
 public interface SocketAdopter {
   /**
    * Starts moving {@code socket}'s bytes (connected, authenticated, no longer registered anywhere) as the link
-   * to {@code remoteKey}; {@code outbound} if this endpoint dialled it.
+   * to {@code remoteKey}; {@code outbound} if this endpoint dialled it; its messages are tagged and checked
+   * with {@code keys}.
    */
-  Link adopt(SocketChannel socket, String remoteKey, boolean outbound) throws IOException;
+  Link adopt(SocketChannel socket, String remoteKey, boolean outbound, LinkKeys keys) throws IOException;
 }

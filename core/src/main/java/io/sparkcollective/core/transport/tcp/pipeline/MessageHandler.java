@@ -6,8 +6,11 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.timeout.IdleState;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.sparkcollective.core.transport.tcp.link.Link;
+import io.sparkcollective.core.transport.tcp.link.LinkKeys;
 import io.sparkcollective.core.transport.tcp.link.MessageDispatcher;
+import io.sparkcollective.core.transport.tcp.protocol.ControlMessages;
 import io.sparkcollective.core.transport.tcp.protocol.DataHeader;
+import io.sparkcollective.core.transport.tcp.protocol.WireFormat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,11 +29,13 @@ final class MessageHandler extends ChannelInboundHandlerAdapter {
   /** The header of the DATA message being read (this connection's event loop only). */
   private final DataHeader header = new DataHeader();
   private volatile String closeReason;
+  private final LinkKeys keys;
 
-  MessageHandler(PipelineContext context, String remoteKey, boolean outbound) {
+  MessageHandler(PipelineContext context, String remoteKey, boolean outbound, LinkKeys keys) {
     this.context = context;
     this.remoteKey = remoteKey;
     this.outbound = outbound;
+    this.keys = keys;
   }
 
   /** The connection as a link; set once the handler is in its pipeline. */
@@ -40,6 +45,8 @@ final class MessageHandler extends ChannelInboundHandlerAdapter {
 
   @Override
   public void handlerAdded(ChannelHandlerContext ctx) {
+    // Writes start at the pipeline's tail, so a sealer anywhere in it tags every message written from now on.
+    ctx.pipeline().addBefore(ctx.name(), "tags", new TagSealer(keys.outgoing));
     link = new ChannelLink(ctx.channel());
     context.channelReady(remoteKey, ctx.channel(), link);
   }
@@ -48,7 +55,19 @@ final class MessageHandler extends ChannelInboundHandlerAdapter {
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
     ByteBuf in = (ByteBuf) msg;
     try {
-      String bad = MessageDispatcher.dispatch(context.inbound, remoteKey, in.readByte(), in, header);
+      if (!in.isReadable()) {
+        closeReason = "it sent an empty message";
+        LOG.warn("{}: {} from {}; closing the connection", context.addressKey(), closeReason, remoteKey);
+        ctx.close();
+        return;
+      }
+      byte type = in.readByte();
+      String bad = MessageDispatcher.dispatch(context.inbound, remoteKey, type, in, header, keys.incoming);
+      if (bad == null && type == WireFormat.SHM_OFFER && in.readableBytes() >= Long.BYTES) {
+        // Netty's threads read this connection: payloads keep coming over the socket, and the sender may
+        // delete its ring file now instead of keeping it for the connection's life.
+        link.write(ControlMessages.sharedMemoryDecline(ctx.alloc(), in.getLongLE(in.readerIndex())));
+      }
       if (bad != null) {
         LOG.warn("{}: {} from {}; closing the connection", context.addressKey(), bad, remoteKey);
         closeReason = bad;

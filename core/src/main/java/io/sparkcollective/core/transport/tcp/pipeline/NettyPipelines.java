@@ -27,6 +27,7 @@ import io.sparkcollective.core.api.CollectiveTimeoutException;
 import io.sparkcollective.core.api.CollectiveUsageException;
 import io.sparkcollective.core.auth.SecretHandshake;
 import io.sparkcollective.core.config.CollectiveConfig;
+import io.sparkcollective.core.config.Tuning;
 import io.sparkcollective.core.transport.tcp.link.Inbound;
 import io.sparkcollective.core.transport.tcp.link.IoThread;
 import io.sparkcollective.core.transport.tcp.link.Link;
@@ -191,14 +192,24 @@ public final class NettyPipelines {
   }
 
   private void configure(SocketChannel ch) {
-    ch.pipeline().addLast("frames", frameDecoder());
+    // Until the handshake ends, only messages of a handshake's size: an unauthenticated peer cannot make this
+    // endpoint buffer more (the handshake handlers put the full-size decoder in after ACCEPT).
+    ch.pipeline().addLast("frames", frameDecoder(Tuning.HANDSHAKE_MAX_BYTES));
     // Reader side only: a writer-idle timer would hook a listener (an allocation) onto every write.
     ch.pipeline().addLast("idle", new IdleStateHandler(config.heartbeatTimeoutMs(), 0, 0, TimeUnit.MILLISECONDS));
   }
 
-  /** Splits the byte stream into messages (length field stripped) and rejects any above the limit. */
+  /** Splits the byte stream into messages (length field stripped) and rejects any above the wire's limit. */
   static LengthFieldBasedFrameDecoder frameDecoder() {
-    return new LengthFieldBasedFrameDecoder(ByteOrder.LITTLE_ENDIAN, WireFormat.MAX_MESSAGE_BYTES, 0,
+    return frameDecoder(WireFormat.MAX_MESSAGE_BYTES);
+  }
+
+  /**
+   * As {@link #frameDecoder()}, rejecting messages above {@code maxMessageBytes} (length field included) as soon
+   * as their length field is read.
+   */
+  static LengthFieldBasedFrameDecoder frameDecoder(int maxMessageBytes) {
+    return new LengthFieldBasedFrameDecoder(ByteOrder.LITTLE_ENDIAN, maxMessageBytes, 0,
         WireFormat.LENGTH_FIELD_BYTES, 0, WireFormat.LENGTH_FIELD_BYTES, true) {
       @Override
       protected long getUnadjustedFrameLength(ByteBuf buf, int offset, int length, ByteOrder order) {

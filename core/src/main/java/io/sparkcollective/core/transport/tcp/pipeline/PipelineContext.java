@@ -4,14 +4,19 @@ import io.netty.channel.Channel;
 import io.netty.util.concurrent.Promise;
 import io.sparkcollective.core.auth.SecretHandshake;
 import io.sparkcollective.core.config.CollectiveConfig;
+import io.sparkcollective.core.config.Tuning;
+import io.sparkcollective.core.time.NanoClock;
 import io.sparkcollective.core.transport.tcp.link.Inbound;
 import io.sparkcollective.core.transport.tcp.link.Link;
+import io.sparkcollective.core.transport.tcp.link.LinkKeys;
 import io.sparkcollective.core.transport.tcp.link.LinkListener;
+import io.sparkcollective.core.transport.tcp.link.RateLimitedLog;
 import io.sparkcollective.core.transport.tcp.link.SocketAdopter;
 import io.sparkcollective.core.transport.tcp.protocol.ControlMessages;
 import java.io.IOException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -30,7 +35,14 @@ final class PipelineContext {
   final LinkListener links;
   /** Takes authenticated plain sockets over (caller-driven I/O); null when the event loops move every byte. */
   final SocketAdopter adopter;
+  /** Connections refused or failed during the handshake. */
   final AtomicLong refusals = new AtomicLong();
+  /** Connections accepted and not yet authenticated (or refused). */
+  final AtomicInteger unauthenticated = new AtomicInteger();
+  final int maxUnauthenticated = Tuning.MAX_UNAUTHENTICATED_CONNECTIONS;
+  /** Refusals, rate-limited per remote address. */
+  final RateLimitedLog refusalLog = new RateLimitedLog(LoggerFactory.getLogger(HandshakeHandlers.class),
+      NanoClock.SYSTEM, Tuning.WARNINGS_PER_ADDRESS, Tuning.WARNING_INTERVAL_MS);
 
   PipelineContext(CollectiveConfig config, SecretHandshake handshake, Supplier<String> addressKey,
       Inbound inbound, LinkListener links, SocketAdopter adopter) {
@@ -65,7 +77,7 @@ final class PipelineContext {
    * handshake guarantees nothing follows ACCEPT until the dialling side has sent something, so no bytes are
    * left behind in Netty's buffers.
    */
-  void detach(Channel ch, String remoteKey, boolean isOutbound, Promise<Link> done) {
+  void detach(Channel ch, String remoteKey, boolean isOutbound, LinkKeys keys, Promise<Link> done) {
     ch.config().setAutoRead(false);
     DetachableChannels.Socket socket = (DetachableChannels.Socket) ch;
     socket.markDetached();
@@ -79,7 +91,7 @@ final class PipelineContext {
         if (!f.isSuccess()) {
           throw new IOException("deregistering from the event loop failed: " + f.cause());
         }
-        Link link = adopter.adopt(socket.socket(), remoteKey, isOutbound);
+        Link link = adopter.adopt(socket.socket(), remoteKey, isOutbound, keys);
         links.opened(link, remoteKey);
         if (done != null) {
           done.trySuccess(link);

@@ -17,7 +17,11 @@ import java.nio.charset.StandardCharsets;
  *  REFUSE_JOIN (5): group int64, source int32, dest int32, reason (UTF-8, rest)
  *  HEARTBEAT   (6): empty
  *  SHM_OFFER   (7): token int64, capacity int32, ring file name (UTF-8, rest, at most 255 bytes)
+ *  SHM_DECLINE (8): token int64 (of the offer declined)
  * </pre>
+ *
+ * On an authenticated connection every one of them ends with a tag (see
+ * {@link io.sparkcollective.core.auth.MessageAuthenticator}), which the reader checks and removes first.
  *
  * Group messages name the group (a 64-bit id of its name), the sending rank and the rank they are for;
  * ABORT also names the rank whose failure it reports.
@@ -80,6 +84,12 @@ public final class ControlMessages {
     return finish(out);
   }
 
+  public static ByteBuf sharedMemoryDecline(ByteBufAllocator alloc, long token) {
+    ByteBuf out = start(alloc, WireFormat.SHM_DECLINE, Long.BYTES);
+    out.writeLongLE(token);
+    return finish(out);
+  }
+
   /** A decoded SHM_OFFER. */
   public static final class RingOffer {
     public final long token;
@@ -111,8 +121,8 @@ public final class ControlMessages {
   /**
    * Decodes the group message of type {@code type} ({@code in} just past its type byte) from {@code remoteKey}
    * and hands it to {@code handler}. Returns why the connection must close (a truncated message, a type this is
-   * not the decoder for), else null. HEARTBEAT and SHM_OFFER are accepted and ignored here: a connection that
-   * maps rings reads offers itself.
+   * not the decoder for), else null. HEARTBEAT, SHM_OFFER and SHM_DECLINE are accepted and ignored here: the
+   * connection's reader handles the ring messages itself.
    */
   public static String decode(String remoteKey, byte type, ByteBuf in, Handler handler) {
     try {
@@ -140,6 +150,7 @@ public final class ControlMessages {
         }
         case WireFormat.HEARTBEAT:
         case WireFormat.SHM_OFFER:
+        case WireFormat.SHM_DECLINE:
           return null;
         default:
           return "it sent an unknown message type " + type;

@@ -16,7 +16,8 @@ import java.nio.charset.StandardCharsets;
  *     int32    int8   length counts type + body
  *
  *  DATA (type 1): the header drawn in {@link DataHeader}, then the payload
- *  types 2-7 (ABORT, LEAVE, JOIN, REFUSE_JOIN, HEARTBEAT, SHM_OFFER): drawn in {@link ControlMessages}
+ *  types 2-8 (ABORT, LEAVE, JOIN, REFUSE_JOIN, HEARTBEAT, SHM_OFFER, SHM_DECLINE): drawn in
+ *  {@link ControlMessages}
  *  handshake types 16-20: see {@link io.sparkcollective.core.auth.SecretHandshake}
  * </pre>
  *
@@ -38,6 +39,8 @@ public final class WireFormat {
   public static final byte HEARTBEAT = 6;
   /** The sender's shared-memory ring for this connection's payloads: token, capacity, file name. */
   public static final byte SHM_OFFER = 7;
+  /** The receiver will not map the offered ring (shared memory off, or it cannot): token. */
+  public static final byte SHM_DECLINE = 8;
   public static final byte HELLO = 16;
   public static final byte CHALLENGE = 17;
   public static final byte RESPONSE = 18;

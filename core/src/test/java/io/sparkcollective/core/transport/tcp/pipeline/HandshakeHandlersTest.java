@@ -15,9 +15,12 @@ import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.util.concurrent.Promise;
 import io.sparkcollective.core.api.CollectiveAuthenticationException;
+import io.sparkcollective.core.auth.MessageAuthenticator;
 import io.sparkcollective.core.auth.SecretHandshake;
 import io.sparkcollective.core.config.CollectiveConfig;
+import io.sparkcollective.core.config.Tuning;
 import io.sparkcollective.core.transport.tcp.link.Link;
+import io.sparkcollective.core.transport.tcp.link.MessageTags;
 import io.sparkcollective.core.transport.tcp.protocol.ControlMessages;
 import io.sparkcollective.core.transport.tcp.protocol.WireFormat;
 import java.nio.charset.StandardCharsets;
@@ -67,8 +70,24 @@ class HandshakeHandlersTest {
     return new byte[] {(byte) v, (byte) (v >> 8), (byte) (v >> 16), (byte) (v >> 24)};
   }
 
-  private static ByteBuf hello(int v, byte[] nonce, String address) {
-    return message(WireFormat.HELLO, version(v), nonce, address.getBytes(StandardCharsets.UTF_8));
+  private static final String SELF = "127.0.0.1:7000";
+  private static final String PEER = "127.0.0.1:7001";
+
+  private static byte[] name(String s) {
+    byte[] b = s.getBytes(StandardCharsets.UTF_8);
+    byte[] out = new byte[2 + b.length];
+    out[0] = (byte) b.length;
+    out[1] = (byte) (b.length >> 8);
+    System.arraycopy(b, 0, out, 2, b.length);
+    return out;
+  }
+
+  private static ByteBuf hello(int v, byte[] nonce, String from, String to) {
+    return message(WireFormat.HELLO, version(v), nonce, name(from), name(to));
+  }
+
+  private static ByteBuf hello(byte[] nonce) {
+    return hello(SecretHandshake.VERSION, nonce, PEER, SELF);
   }
 
   /** The next message the channel wrote, its length field checked and skipped (type byte next), or null. */
@@ -100,18 +119,19 @@ class HandshakeHandlersTest {
   void serverShouldChallengeAHelloAndAcceptTheRightResponse() {
     EmbeddedChannel ch = server();
     byte[] clientNonce = SecretHandshake.nonce();
-    ch.writeInbound(hello(SecretHandshake.VERSION, clientNonce, "127.0.0.1:7001"));
+    ch.writeInbound(hello(clientNonce));
     ByteBuf challenge = sent(ch);
     assertEquals(WireFormat.CHALLENGE, challenge.readByte());
     assertEquals(SecretHandshake.VERSION, challenge.readIntLE());
     byte[] serverNonce = bytes(challenge, SecretHandshake.NONCE_BYTES);
-    assertArrayEquals(KEYS.serverMac(clientNonce, serverNonce), bytes(challenge, SecretHandshake.MAC_BYTES),
-        "the server proves it knows the secret, over both nonces");
+    byte[] t = SecretHandshake.transcript(SecretHandshake.VERSION, clientNonce, serverNonce, PEER, SELF);
+    assertArrayEquals(KEYS.serverProof(t), bytes(challenge, SecretHandshake.MAC_BYTES),
+        "the server proves it knows the secret, over both nonces and both names");
     assertFalse(challenge.isReadable());
     challenge.release();
     assertTrue(groups.opened.isEmpty(), "no link before the response");
 
-    ch.writeInbound(message(WireFormat.RESPONSE, KEYS.clientMac(serverNonce, clientNonce)));
+    ch.writeInbound(message(WireFormat.RESPONSE, KEYS.clientProof(t)));
     ByteBuf accept = sent(ch);
     assertEquals(WireFormat.ACCEPT, accept.readByte());
     accept.release();
@@ -120,8 +140,14 @@ class HandshakeHandlersTest {
     assertEquals(1, groups.opened.size());
     assertTrue(ch.isActive());
 
-    ch.writeInbound(ControlMessages.join(ch.alloc(), 0xABCL, 1, 0, 2));
+    MessageAuthenticator dialler = new MessageAuthenticator(KEYS.directionKey(t, true));
+    ByteBuf join = ControlMessages.join(ch.alloc(), 0xABCL, 1, 0, 2);
+    MessageTags.seal(join, dialler);
+    ch.writeInbound(join);
     assertEquals("[JOIN abc 1->0 size 2]", groups.events.toString(), "what follows ACCEPT reaches the groups");
+    ch.writeInbound(ControlMessages.join(ch.alloc(), 0xABCL, 1, 0, 2));
+    assertEquals(1, groups.events.size(), "a message without its tag does not");
+    assertFalse(ch.isActive(), "and ends the connection");
     ch.finishAndReleaseAll();
   }
 
@@ -142,7 +168,7 @@ class HandshakeHandlersTest {
   @Test
   void serverShouldRefuseAWrongResponseAndClose() {
     EmbeddedChannel ch = server();
-    ch.writeInbound(hello(SecretHandshake.VERSION, SecretHandshake.nonce(), "127.0.0.1:7001"));
+    ch.writeInbound(hello(SecretHandshake.nonce()));
     sent(ch).release();
     ch.writeInbound(message(WireFormat.RESPONSE, new byte[SecretHandshake.MAC_BYTES]));
     assertRefused(ch, "wrong shared secret");
@@ -151,7 +177,7 @@ class HandshakeHandlersTest {
   @Test
   void serverShouldRefuseAnotherProtocolVersionNamingBoth() {
     EmbeddedChannel ch = server();
-    ch.writeInbound(hello(SecretHandshake.VERSION + 1, SecretHandshake.nonce(), "127.0.0.1:7001"));
+    ch.writeInbound(hello(SecretHandshake.VERSION + 1, SecretHandshake.nonce(), PEER, SELF));
     assertRefused(ch, "protocol version " + (SecretHandshake.VERSION + 1) + " is not supported; this endpoint "
         + "speaks version " + SecretHandshake.VERSION);
   }
@@ -166,10 +192,36 @@ class HandshakeHandlersTest {
   @Test
   void serverShouldRefuseASecondHello() {
     EmbeddedChannel ch = server();
-    ch.writeInbound(hello(SecretHandshake.VERSION, SecretHandshake.nonce(), "127.0.0.1:7001"));
+    ch.writeInbound(hello(SecretHandshake.nonce()));
     sent(ch).release();
-    ch.writeInbound(hello(SecretHandshake.VERSION, SecretHandshake.nonce(), "127.0.0.1:7001"));
+    ch.writeInbound(hello(SecretHandshake.nonce()));
     assertRefused(ch, "unexpected message type " + WireFormat.HELLO);
+  }
+
+  @Test
+  void serverShouldRefuseAHelloMeantForAnotherEndpoint() {
+    EmbeddedChannel ch = server();
+    ch.writeInbound(hello(SecretHandshake.VERSION, SecretHandshake.nonce(), PEER, "127.0.0.1:7999"));
+    assertRefused(ch, "it dialled 127.0.0.1:7999, but this endpoint is " + SELF);
+  }
+
+  @Test
+  void serverShouldRefuseANameWithControlCharactersWithoutEchoingIt() {
+    EmbeddedChannel ch = server();
+    ch.writeInbound(hello(SecretHandshake.VERSION, SecretHandshake.nonce(), "x:1\n2026 forged log line", SELF));
+    assertRefused(ch, "malformed hello");
+  }
+
+  @Test
+  void serverShouldRefuseAHelloLongerThanAHandshakeNeedsBeforeBufferingIt() {
+    EmbeddedChannel ch = new EmbeddedChannel(NettyPipelines.frameDecoder(Tuning.HANDSHAKE_MAX_BYTES),
+        new HandshakeHandlers.Server(context));
+    ByteBuf big = Unpooled.buffer().writeIntLE(64 << 20).writeByte(WireFormat.HELLO).writeZero(2048);
+    ch.writeInbound(big);
+    ch.runPendingTasks();
+    assertFalse(ch.isActive(), "closed on the length field, not after 64 MiB");
+    assertEquals(1, context.refusals.get());
+    ch.finishAndReleaseAll();
   }
 
   @Test
@@ -187,7 +239,7 @@ class HandshakeHandlersTest {
     @SuppressWarnings("unchecked")
     Promise<Link> p = (Promise<Link>) (Promise<?>) ch.eventLoop().newPromise();
     done[0] = p;
-    ch.pipeline().addLast(NettyPipelines.frameDecoder(), new HandshakeHandlers.Client(context, "127.0.0.1:7001", p));
+    ch.pipeline().addLast(NettyPipelines.frameDecoder(), new HandshakeHandlers.Client(context, PEER, p));
     ch.pipeline().fireChannelActive();
     return ch;
   }
@@ -198,7 +250,11 @@ class HandshakeHandlersTest {
     assertEquals(WireFormat.HELLO, hello.readByte());
     assertEquals(SecretHandshake.VERSION, hello.readIntLE());
     byte[] nonce = bytes(hello, SecretHandshake.NONCE_BYTES);
-    assertEquals("127.0.0.1:7000", text(hello), "the client names the address it listens on");
+    assertEquals(SELF.length(), hello.readUnsignedShortLE());
+    assertEquals(SELF, hello.readCharSequence(SELF.length(), StandardCharsets.UTF_8).toString(),
+        "the client names the endpoint it is");
+    assertEquals(PEER.length(), hello.readUnsignedShortLE());
+    assertEquals(PEER, text(hello), "and the one it means to reach");
     hello.release();
     return nonce;
   }
@@ -210,11 +266,12 @@ class HandshakeHandlersTest {
     EmbeddedChannel ch = client(done);
     byte[] clientNonce = helloOf(ch);
     byte[] serverNonce = SecretHandshake.nonce();
+    byte[] t = SecretHandshake.transcript(SecretHandshake.VERSION, clientNonce, serverNonce, SELF, PEER);
     ch.writeInbound(message(WireFormat.CHALLENGE, version(SecretHandshake.VERSION), serverNonce,
-        KEYS.serverMac(clientNonce, serverNonce)));
+        KEYS.serverProof(t)));
     ByteBuf response = sent(ch);
     assertEquals(WireFormat.RESPONSE, response.readByte());
-    assertArrayEquals(KEYS.clientMac(serverNonce, clientNonce), bytes(response, SecretHandshake.MAC_BYTES));
+    assertArrayEquals(KEYS.clientProof(t), bytes(response, SecretHandshake.MAC_BYTES));
     response.release();
     assertFalse(done[0].isDone(), "not connected before ACCEPT");
 
@@ -233,7 +290,8 @@ class HandshakeHandlersTest {
     byte[] clientNonce = helloOf(ch);
     byte[] serverNonce = SecretHandshake.nonce();
     ch.writeInbound(message(WireFormat.CHALLENGE, version(SecretHandshake.VERSION), serverNonce,
-        new SecretHandshake("another secret").serverMac(clientNonce, serverNonce)));
+        new SecretHandshake("another secret").serverProof(
+            SecretHandshake.transcript(SecretHandshake.VERSION, clientNonce, serverNonce, SELF, PEER))));
     assertNull(sent(ch), "no response to an impostor");
     assertFalse(ch.isActive());
     CollectiveAuthenticationException e = assertInstanceOf(CollectiveAuthenticationException.class,
@@ -256,6 +314,20 @@ class HandshakeHandlersTest {
   }
 
   @Test
+  void clientShouldRefuseAnAcceptThatNoChallengeCameBefore() {
+    @SuppressWarnings("unchecked")
+    Promise<Link>[] done = new Promise[1];
+    EmbeddedChannel ch = client(done);
+    helloOf(ch);
+    ch.writeInbound(message(WireFormat.ACCEPT));
+    assertFalse(ch.isActive(), "a listener that never proved the secret gets nothing");
+    assertNull(sent(ch));
+    assertInstanceOf(CollectiveAuthenticationException.class, done[0].cause());
+    assertTrue(groups.opened.isEmpty());
+    ch.finishAndReleaseAll();
+  }
+
+  @Test
   void clientShouldCloseOnGroupTrafficDuringTheHandshake() {
     @SuppressWarnings("unchecked")
     Promise<Link>[] done = new Promise[1];
@@ -263,7 +335,8 @@ class HandshakeHandlersTest {
     helloOf(ch);
     ch.writeInbound(ControlMessages.join(ch.alloc(), 0xABCL, 1, 0, 2));
     assertFalse(ch.isActive());
-    assertTrue(done[0].cause().getMessage().contains("sent message type " + WireFormat.JOIN + " during the handshake"));
+    String why = done[0].cause().getMessage();
+    assertTrue(why.contains("sent message type " + WireFormat.JOIN), why);
     assertTrue(groups.events.isEmpty());
     ch.finishAndReleaseAll();
   }

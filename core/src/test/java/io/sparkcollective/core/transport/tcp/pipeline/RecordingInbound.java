@@ -29,7 +29,7 @@ final class RecordingInbound implements Inbound, LinkListener {
   public Receiver receiver(String remoteKey, long group, int dest) {
     return new Receiver() {
       @Override
-      public Frame accept(DataHeader h, int payloadBytes, boolean lent) {
+      public Frame accept(String from, DataHeader h, int payloadBytes, boolean lent) {
         if (payloadBytes > pool.maxCapacity()) {
           return null;
         }

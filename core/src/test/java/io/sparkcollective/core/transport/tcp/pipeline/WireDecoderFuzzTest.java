@@ -9,7 +9,9 @@ import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.DecoderException;
 import io.sparkcollective.core.auth.SecretHandshake;
 import io.sparkcollective.core.config.CollectiveConfig;
+import io.sparkcollective.core.config.Tuning;
 import io.sparkcollective.core.testing.TcpCluster;
+import io.sparkcollective.core.transport.tcp.link.LinkKeys;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -28,6 +30,8 @@ class WireDecoderFuzzTest {
   private static NettyPipelines pipelines;
   private static RecordingInbound groups;
   private static PipelineContext context;
+  /** Keys of no real exchange: tagged messages fail their check, the rest (DATA) is decoded as it comes. */
+  private static final LinkKeys KEYS = LinkKeys.of(new SecretHandshake(TcpCluster.SECRET), new byte[16], false);
 
   @BeforeAll
   static void start() {
@@ -49,8 +53,9 @@ class WireDecoderFuzzTest {
     groups.lost.clear();
     boolean afterHandshake = input.length > 0 && (input[0] & 1) == 1;
     EmbeddedChannel ch = afterHandshake
-        ? new EmbeddedChannel(NettyPipelines.frameDecoder(), new MessageHandler(context, "127.0.0.1:1", false))
-        : new EmbeddedChannel(NettyPipelines.frameDecoder(), new HandshakeHandlers.Server(context));
+        ? new EmbeddedChannel(NettyPipelines.frameDecoder(), new MessageHandler(context, "127.0.0.1:1", false, KEYS))
+        : new EmbeddedChannel(NettyPipelines.frameDecoder(Tuning.HANDSHAKE_MAX_BYTES),
+            new HandshakeHandlers.Server(context));
     try {
       ch.writeInbound(Unpooled.wrappedBuffer(input, Math.min(1, input.length), Math.max(0, input.length - 1)));
     } catch (DecoderException expected) {
