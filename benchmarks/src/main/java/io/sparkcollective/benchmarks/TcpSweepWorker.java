@@ -7,6 +7,7 @@ import io.sparkcollective.core.api.DataBuffer;
 import io.sparkcollective.core.api.ReduceOp;
 import io.sparkcollective.core.config.CollectiveConfig;
 import io.sparkcollective.core.engine.TcpGroup;
+import io.sparkcollective.core.launch.LocalLauncher;
 import io.sparkcollective.core.launch.PeerList;
 import io.sparkcollective.core.transport.tcp.TcpEndpoint;
 import java.io.IOException;
@@ -57,7 +58,7 @@ public final class TcpSweepWorker {
     }
     CollectiveConfig config = CollectiveConfig.from(settings);
     InetSocketAddress me = endpoints.get(process);
-    try (TcpEndpoint endpoint = TcpEndpoint.start(me.getHostString(), me.getPort(), args.require("secret"),
+    try (TcpEndpoint endpoint = TcpEndpoint.start(me.getHostString(), me.getPort(), LocalLauncher.secret(),
         config)) {
       // Ranks of one process share its endpoint (as barrier tasks share their executor's): one thread each.
       ExecutorService threads = Executors.newFixedThreadPool(perProcess);

@@ -60,13 +60,18 @@ public final class CollectiveDriverPlugin implements DriverPlugin {
     if (config.tlsEnabled()) {
       LOG.info("spark-collective connections use TLS");
     }
+    sc.addSparkListener(new StageAttemptListener(this));
+    if (SparkSettings.sparkAuthenticates(sc.getConf())) {
+      // Every executor derives the secret from Spark's own: none crosses the RPC.
+      LOG.info("spark-collective driver plugin ready; connections authenticate with Spark's application secret");
+      return Collections.emptyMap();
+    }
     byte[] b = new byte[32];
     new SecureRandom().nextBytes(b);
     StringBuilder secret = new StringBuilder();
     for (byte x : b) {
       secret.append(String.format("%02x", x));
     }
-    sc.addSparkListener(new StageAttemptListener(this));
     LOG.info("spark-collective driver plugin ready");
     return Collections.singletonMap(SECRET_KEY, secret.toString());
   }

@@ -88,7 +88,9 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     try {
       this.metrics = new CollectiveMetrics(ctx.metricRegistry());
       this.config = SparkSettings.config(ctx.conf());
-      this.secret = extraConf.get(CollectiveDriverPlugin.SECRET_KEY);
+      this.secret = SparkSettings.sparkAuthenticates(ctx.conf())
+          ? SparkSettings.derivedSecret(SparkEnv.get().securityManager().getSecretKey(), ctx.conf().getAppId())
+          : extraConf.get(CollectiveDriverPlugin.SECRET_KEY);
       this.driverAsks = driverAsker();
       if (SparkEnv.get().blockManager().blockManagerId() != null) {
         startEndpoint();

@@ -18,6 +18,8 @@ final class SparkSettings {
       settings.put(CollectiveConfig.TLS_ENABLED, "true");
       copy(conf, "spark.ssl.keyStore", CollectiveConfig.TLS_KEY_STORE, settings);
       copy(conf, "spark.ssl.keyStorePassword", CollectiveConfig.TLS_KEY_STORE_PASSWORD, settings);
+      copy(conf, "spark.ssl.keyPassword", CollectiveConfig.TLS_KEY_PASSWORD, settings);
+      copy(conf, "spark.ssl.enabledAlgorithms", CollectiveConfig.TLS_ENABLED_ALGORITHMS, settings);
       copy(conf, "spark.ssl.keyStoreType", CollectiveConfig.TLS_KEY_STORE_TYPE, settings);
       copy(conf, "spark.ssl.trustStore", CollectiveConfig.TLS_TRUST_STORE, settings);
       copy(conf, "spark.ssl.trustStorePassword", CollectiveConfig.TLS_TRUST_STORE_PASSWORD, settings);
@@ -27,6 +29,33 @@ final class SparkSettings {
       settings.put(kv._1(), kv._2());
     }
     return CollectiveConfig.from(settings);
+  }
+
+  /** Whether Spark authenticates its own connections (spark.authenticate): then its secret is the plugin's too. */
+  static boolean sparkAuthenticates(SparkConf conf) {
+    return conf.getBoolean("spark.authenticate", false);
+  }
+
+  /**
+   * The collective secret derived from Spark's application secret (HMAC-SHA256 keyed with Spark's secret over
+   * a label and the application id, hex): each side computes it, so no secret of the plugin crosses the
+   * driver's RPC, and it is not Spark's own secret (a leak of one does not give the other).
+   */
+  static String derivedSecret(String sparkSecret, String appId) {
+    try {
+      javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+      mac.init(new javax.crypto.spec.SecretKeySpec(sparkSecret.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+          "HmacSHA256"));
+      byte[] d = mac.doFinal(("spark-collective secret for " + appId).getBytes(
+          java.nio.charset.StandardCharsets.UTF_8));
+      StringBuilder hex = new StringBuilder();
+      for (byte x : d) {
+        hex.append(String.format("%02x", x));
+      }
+      return hex.toString();
+    } catch (java.security.GeneralSecurityException e) {
+      throw new IllegalStateException("HmacSHA256 unavailable", e);
+    }
   }
 
   private static void copy(SparkConf conf, String sparkKey, String key, Map<String, String> settings) {

@@ -13,7 +13,10 @@ import org.apache.spark.api.java.JavaSparkContext;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** Executors all-reduce over mutual TLS, with stores given the way Spark's own spark.ssl.* are. */
+/**
+ * Executors all-reduce over mutual TLS, with stores given the way Spark's own spark.ssl.* are, or with only
+ * Spark's own security settings (spark.authenticate, spark.ssl.*) and no key of the plugin's.
+ */
 @Timeout(300)
 class LocalClusterTlsTest {
 
@@ -35,6 +38,38 @@ class LocalClusterTlsTest {
         return Collections.singletonList(x[0]).iterator();
       }).collect();
       assertEquals(List.of(3f, 3f), sums);
+    } finally {
+      sc.stop();
+    }
+  }
+
+  @Test
+  void shouldAuthenticateAndEncryptWithSparksOwnSettingsOnly() throws Exception {
+    Path dir = Files.createTempDirectory("collective-spark-security");
+    Path store = TestKeyStores.selfSigned(dir, "cluster");
+    SparkConf conf = SparkTests.withPlugin("local-cluster[2,1,1024]", "collective-spark-security")
+        .set("spark.authenticate", "true")
+        .set("spark.authenticate.secret", "the application's secret, Spark's own")
+        .set("spark.ssl.enabled", "true")
+        .set("spark.ssl.keyStore", store.toString())
+        .set("spark.ssl.keyStorePassword", TestKeyStores.PASSWORD)
+        .set("spark.ssl.keyPassword", TestKeyStores.PASSWORD)
+        .set("spark.ssl.trustStore", store.toString())
+        .set("spark.ssl.trustStorePassword", TestKeyStores.PASSWORD)
+        .set("spark.ssl.protocol", "TLSv1.3")
+        .set("spark.ssl.enabledAlgorithms", "TLS_AES_128_GCM_SHA256,TLS_AES_256_GCM_SHA384");
+    JavaSparkContext sc = new JavaSparkContext(conf);
+    try {
+      List<String> seen = Barrier.mapPartitions(sc.parallelize(List.of(1, 2), 2), it -> {
+        float[] x = {it.next()};
+        Collective.communicator().allReduce(x, ReduceOp.SUM);
+        CollectiveExecutorPlugin plugin = CollectiveExecutorPlugin.instance();
+        return Collections.singletonList(x[0] + " tls=" + plugin.config().tlsEnabled() + " ciphers="
+            + plugin.config().get(io.sparkcollective.core.config.CollectiveConfig.TLS_ENABLED_ALGORITHMS)).iterator();
+      }).collect();
+      String expected = "3.0 tls=true ciphers=TLS_AES_128_GCM_SHA256,TLS_AES_256_GCM_SHA384";
+      assertEquals(List.of(expected, expected), seen, "both executors derived the same secret from Spark's "
+          + "(else their handshake fails) and took TLS from spark.ssl.*");
     } finally {
       sc.stop();
     }

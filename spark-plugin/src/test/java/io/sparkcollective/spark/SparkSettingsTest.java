@@ -53,4 +53,20 @@ class SparkSettingsTest {
     }
     assertTrue(SparkSettings.barrierWarnings(new SparkConf(false)).isEmpty());
   }
+
+  @Test
+  void shouldDeriveTheSecretFromSparksPerApplicationAndNeverEqualToIt() {
+    String a = SparkSettings.derivedSecret("spark's secret", "app-1");
+    assertEquals(a, SparkSettings.derivedSecret("spark's secret", "app-1"), "every executor gets the same");
+    assertEquals(64, a.length());
+    assertFalse(a.equals(SparkSettings.derivedSecret("spark's secret", "app-2")), "another application, another");
+    assertTrue(!a.equals(SparkSettings.derivedSecret("another secret", "app-1")));
+    assertTrue(!a.contains("spark's secret"));
+    SparkConf conf = new SparkConf(false).set("spark.ssl.enabled", "true").set("spark.ssl.keyStore", "/k")
+        .set("spark.ssl.trustStore", "/t").set("spark.ssl.keyPassword", "kp")
+        .set("spark.ssl.enabledAlgorithms", "TLS_AES_128_GCM_SHA256");
+    CollectiveConfig c = SparkSettings.config(conf);
+    assertEquals("kp", c.get(CollectiveConfig.TLS_KEY_PASSWORD));
+    assertEquals("TLS_AES_128_GCM_SHA256", c.get(CollectiveConfig.TLS_ENABLED_ALGORITHMS));
+  }
 }

@@ -50,6 +50,9 @@ public final class CollectiveConfig {
   public static final String TLS_TRUST_STORE = "transport.tls.trustStore";
   public static final String TLS_TRUST_STORE_PASSWORD = "transport.tls.trustStorePassword";
   public static final String TLS_PROTOCOL = "transport.tls.protocol";
+  public static final String TLS_KEY_PASSWORD = "transport.tls.keyPassword";
+  public static final String TLS_ENABLED_ALGORITHMS = "transport.tls.enabledAlgorithms";
+  public static final String TLS_VERIFY_PEER_NAME = "transport.tls.verifyPeerName";
 
   private static final Map<String, String[]> KEYS = new LinkedHashMap<>();
 
@@ -109,6 +112,13 @@ public final class CollectiveConfig {
     key(TLS_TRUST_STORE, "", "Trust store with the certificates peers must present (like spark.ssl.trustStore).");
     key(TLS_TRUST_STORE_PASSWORD, "", "Password of the trust store.");
     key(TLS_PROTOCOL, "TLSv1.3", "TLS protocol version.");
+    key(TLS_KEY_PASSWORD, "", "Password of the private key in the key store, if not the store's own (like "
+        + "spark.ssl.keyPassword).");
+    key(TLS_ENABLED_ALGORITHMS, "", "Cipher suites to allow, comma-separated (like spark.ssl.enabledAlgorithms); "
+        + "empty for the JDK's defaults.");
+    key(TLS_VERIFY_PEER_NAME, "true", "The dialling side checks that the peer's certificate names the address it "
+        + "dialled (a subject alternative name: the executor's host name or IP address), so a certificate the "
+        + "trust store accepts but issued to another machine is refused; false accepts any trusted certificate.");
   }
 
   private static void key(String name, String defaultValue, String doc) {

@@ -14,9 +14,13 @@ import java.util.function.IntFunction;
 /**
  * Starts the ranks of a group as separate JVMs on this machine, for multi-process tests and benchmarks.
  * It picks free loopback ports, then runs {@code java -cp <this classpath> mainClass --rank r --peers
- * <list> --secret <secret> args...} once per rank, each with its output in {@code logDir/rank-r.log}.
+ * <list> args...} once per rank, each with its output in {@code logDir/rank-r.log}. The group's secret goes in
+ * the environment variable {@link #SECRET_ENV}, not on the command line (which every user of the host can
+ * read); {@link #secret()} reads it in the rank.
  */
 public final class LocalLauncher implements AutoCloseable {
+  /** The environment variable a launched rank finds the group's secret in. */
+  public static final String SECRET_ENV = "SPARK_COLLECTIVE_SECRET";
   private final List<Process> processes = new ArrayList<>();
   private final List<InetSocketAddress> peers;
   private final Path logDir;
@@ -50,13 +54,26 @@ public final class LocalLauncher implements AutoCloseable {
       cmd.add(String.valueOf(r));
       cmd.add("--peers");
       cmd.add(PeerList.format(peers));
-      cmd.add("--secret");
-      cmd.add(secret);
       cmd.addAll(argsOfRank.apply(r));
       File log = logDir.resolve("rank-" + r + ".log").toFile();
-      launcher.processes.add(new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log).start());
+      ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log);
+      pb.environment().put(SECRET_ENV, secret);
+      launcher.processes.add(pb.start());
     }
     return launcher;
+  }
+
+  /**
+   * In a launched rank: the group's secret.
+   *
+   * @throws IllegalStateException if this process was not started with one
+   */
+  public static String secret() {
+    String s = System.getenv(SECRET_ENV);
+    if (s == null || s.isEmpty()) {
+      throw new IllegalStateException("no secret in the environment variable " + SECRET_ENV);
+    }
+    return s;
   }
 
   private static List<InetSocketAddress> freePorts(int n) throws IOException {

@@ -28,7 +28,7 @@ public final class FailureWorker {
   public static void main(String[] args) throws Exception {
     int rank = -1;
     String peers = null;
-    String secret = null;
+    String secret = io.sparkcollective.core.launch.LocalLauncher.secret();
     String mode = "loop";
     int oddRank = -1;
     String heartbeatTimeoutMs = CollectiveConfig.defaults().heartbeatTimeoutMs() + "";
@@ -39,9 +39,6 @@ public final class FailureWorker {
           break;
         case "--peers":
           peers = args[i + 1];
-          break;
-        case "--secret":
-          secret = args[i + 1];
           break;
         case "--mode":
           mode = args[i + 1];

@@ -31,6 +31,11 @@ class MultiProcessFailureTest {
           Thread.sleep(20);
         }
       }
+      for (int r = 0; r < n; r++) {
+        String cmdline = Files.readString(Path.of("/proc/" + launcher.process(r).pid() + "/cmdline"));
+        assertTrue(cmdline.contains(FailureWorker.class.getName()) && !cmdline.contains("multi-process-secret"),
+            "the secret is on rank " + r + "'s command line, which every user of the host can read");
+      }
       Thread.sleep(1000); // well into the all-reduce loop
       long killedAt = System.currentTimeMillis();
       launcher.process(victim).destroyForcibly(); // SIGKILL: no goodbye, the socket just drops

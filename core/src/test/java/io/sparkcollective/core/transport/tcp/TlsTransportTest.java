@@ -66,6 +66,38 @@ class TlsTransportTest {
     }
   }
 
+  /**
+   * A certificate the trust store accepts but that does not name the address dialled (issued to another
+   * machine, or a CA bundle's any other certificate) is refused by the dialling side, unless told otherwise.
+   */
+  @Test
+  void shouldRefuseATrustedCertificateThatNamesAnotherMachine() throws Exception {
+    Path other = TestKeyStores.selfSignedFor(dir, "elsewhere", "dns:elsewhere.example,ip:198.18.7.7");
+    Map<String, String> settings = new java.util.HashMap<>(Map.of(
+        CollectiveConfig.TLS_ENABLED, "true",
+        CollectiveConfig.TLS_KEY_STORE, other.toString(),
+        CollectiveConfig.TLS_KEY_STORE_PASSWORD, TestKeyStores.PASSWORD,
+        CollectiveConfig.TLS_TRUST_STORE, other.toString(),
+        CollectiveConfig.TLS_TRUST_STORE_PASSWORD, TestKeyStores.PASSWORD,
+        CollectiveConfig.JOIN_TIMEOUT_MS, "3000",
+        CollectiveConfig.CONNECT_TIMEOUT_MS, "2000"));
+    try (TcpCluster cluster = new TcpCluster(2, CollectiveConfig.from(settings))) {
+      Exception e = assertThrows(Exception.class, () -> cluster.group("wrong-name"));
+      Throwable cause = e instanceof java.util.concurrent.ExecutionException ? e.getCause() : e;
+      assertTrue(cause instanceof CollectiveException, String.valueOf(cause));
+      StringBuilder chain = new StringBuilder();
+      for (Throwable t = cause; t != null; t = t.getCause()) {
+        chain.append(t).append(" / ");
+      }
+      assertTrue(chain.toString().contains("No subject alternative names matching IP address 127.0.0.1"),
+          chain.toString());
+    }
+    settings.put(CollectiveConfig.TLS_VERIFY_PEER_NAME, "false");
+    try (TcpCluster cluster = new TcpCluster(2, CollectiveConfig.from(settings))) {
+      GroupHarness.closeAll(cluster.group("name-not-checked"));
+    }
+  }
+
   @Test
   void shouldNotLetAPlainEndpointJoinATlsGroup() throws Exception {
     CollectiveConfig plain = CollectiveConfig.from(Map.of(CollectiveConfig.JOIN_TIMEOUT_MS, "3000",

@@ -157,7 +157,7 @@ public final class NettyPipelines {
           @Override
           protected void initChannel(SocketChannel ch) {
             if (tls != null) {
-              ch.pipeline().addLast("tls", TlsContexts.withoutHostnameCheck(
+              ch.pipeline().addLast("tls", tls.dialling(
                   tls.client.newHandler(ch.alloc(), remote.getHostString(), remote.getPort())));
             }
             configure(ch);

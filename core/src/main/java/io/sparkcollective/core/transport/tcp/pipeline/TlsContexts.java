@@ -24,17 +24,29 @@ import javax.net.ssl.TrustManagerFactory;
 final class TlsContexts {
   final SslContext server;
   final SslContext client;
+  /** Whether the dialling side checks that the peer's certificate names the address it dialled. */
+  final boolean verifyPeerName;
 
-  private TlsContexts(SslContext server, SslContext client) {
+  private TlsContexts(SslContext server, SslContext client, boolean verifyPeerName) {
     this.server = server;
     this.client = client;
+    this.verifyPeerName = verifyPeerName;
   }
 
   static TlsContexts from(CollectiveConfig config) {
     String type = config.get(CollectiveConfig.TLS_KEY_STORE_TYPE).trim();
     String protocol = config.get(CollectiveConfig.TLS_PROTOCOL).trim();
-    char[] keyPassword = config.get(CollectiveConfig.TLS_KEY_STORE_PASSWORD).toCharArray();
-    KeyStore keys = load(CollectiveConfig.TLS_KEY_STORE, config.get(CollectiveConfig.TLS_KEY_STORE), type, keyPassword);
+    char[] storePassword = config.get(CollectiveConfig.TLS_KEY_STORE_PASSWORD).toCharArray();
+    String ownKeyPassword = config.get(CollectiveConfig.TLS_KEY_PASSWORD);
+    char[] keyPassword = ownKeyPassword.isEmpty() ? storePassword : ownKeyPassword.toCharArray();
+    java.util.List<String> ciphers = new java.util.ArrayList<>();
+    for (String c : config.get(CollectiveConfig.TLS_ENABLED_ALGORITHMS).split(",")) {
+      if (!c.trim().isEmpty()) {
+        ciphers.add(c.trim());
+      }
+    }
+    KeyStore keys = load(CollectiveConfig.TLS_KEY_STORE, config.get(CollectiveConfig.TLS_KEY_STORE), type,
+        storePassword);
     KeyStore trust = load(CollectiveConfig.TLS_TRUST_STORE, config.get(CollectiveConfig.TLS_TRUST_STORE), type,
         config.get(CollectiveConfig.TLS_TRUST_STORE_PASSWORD).toCharArray());
     try {
@@ -43,12 +55,13 @@ final class TlsContexts {
       TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
       tmf.init(trust);
       SslContext server = SslContextBuilder.forServer(kmf).trustManager(tmf).clientAuth(ClientAuth.REQUIRE)
-          .sslProvider(SslProvider.JDK).protocols(protocol).build();
+          .sslProvider(SslProvider.JDK).protocols(protocol).ciphers(ciphers.isEmpty() ? null : ciphers).build();
       SslContextBuilder clientBuilder = SslContextBuilder.forClient().keyManager(kmf).trustManager(tmf)
-          .sslProvider(SslProvider.JDK).protocols(protocol);
+          .sslProvider(SslProvider.JDK).protocols(protocol).ciphers(ciphers.isEmpty() ? null : ciphers);
       disableHostnameCheck(clientBuilder);
       SslContext client = clientBuilder.build();
-      return new TlsContexts(server, client);
+      return new TlsContexts(server, client,
+          Boolean.parseBoolean(config.get(CollectiveConfig.TLS_VERIFY_PEER_NAME).trim()));
     } catch (GeneralSecurityException | IOException | IllegalArgumentException e) {
       throw new CollectiveUsageException("cannot set up TLS (" + CollectiveConfig.SPARK_PREFIX + "transport.tls.*): "
           + e);
@@ -71,13 +84,14 @@ final class TlsContexts {
   }
 
   /**
-   * Peers are authenticated by mutual certificate trust and the shared secret, not by host name: executors
-   * are dialled by IP address, which certificates rarely name. Netty 4.2 turns host name checks on by
-   * default; this keeps both Netty lines alike.
+   * The dialling side's handler: with {@code transport.tls.verifyPeerName} the peer's certificate must name
+   * the host the handler was made for (as HTTPS clients check: a DNS or IP subject alternative name), else
+   * any certificate the trust store accepts passes. Set on the engine, so both Netty lines (4.2 checks by
+   * default, 4.1 has no such setting) behave alike.
    */
-  static SslHandler withoutHostnameCheck(SslHandler handler) {
+  SslHandler dialling(SslHandler handler) {
     SSLParameters p = handler.engine().getSSLParameters();
-    p.setEndpointIdentificationAlgorithm(null);
+    p.setEndpointIdentificationAlgorithm(verifyPeerName ? "HTTPS" : null);
     handler.engine().setSSLParameters(p);
     return handler;
   }
