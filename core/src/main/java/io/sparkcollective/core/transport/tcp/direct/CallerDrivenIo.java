@@ -13,6 +13,7 @@ import io.sparkcollective.core.transport.tcp.link.IoThread;
 import io.sparkcollective.core.transport.tcp.link.Link;
 import io.sparkcollective.core.transport.tcp.link.LinkKeys;
 import io.sparkcollective.core.transport.tcp.link.LinkListener;
+import io.sparkcollective.core.transport.tcp.link.RateLimitedLog;
 import io.sparkcollective.core.transport.tcp.link.SocketAdopter;
 import io.sparkcollective.core.transport.tcp.shm.SharedMemoryRing;
 import java.io.IOException;
@@ -75,6 +76,8 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
   private volatile boolean progressSelecting;
   private volatile boolean closed;
   private final LongAdder sharedPayloads = new LongAdder();
+  /** Protocol breaches of peers, rate-limited per remote host. */
+  private final RateLimitedLog breachLog;
 
   /**
    * Caller-driven I/O for the endpoint at {@code addressKey} (known once it listens) with {@code config}:
@@ -89,6 +92,8 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
     this.addressKey = addressKey;
     this.inbound = inbound;
     this.listener = listener;
+    this.breachLog = new RateLimitedLog(LoggerFactory.getLogger(DirectLink.class), clock, Tuning.WARNINGS_PER_ADDRESS,
+        Tuning.WARNING_INTERVAL_MS);
     this.selector = Selector.open();
     this.wakeSelector = selector::wakeup;
     this.idle = new IdleStrategy(Tuning.SPIN_POLLS, TimeUnit.MICROSECONDS.toNanos(config.spinMicros()), SLICE_NANOS);
@@ -124,6 +129,10 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
 
   LinkListener listener() {
     return listener;
+  }
+
+  RateLimitedLog breachLog() {
+    return breachLog;
   }
 
   /** Starts driving {@code socket} (authenticated, non-blocking, no longer Netty's). */

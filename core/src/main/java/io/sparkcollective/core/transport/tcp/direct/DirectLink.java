@@ -8,6 +8,7 @@ import io.sparkcollective.core.config.Tuning;
 import io.sparkcollective.core.transport.tcp.link.Link;
 import io.sparkcollective.core.transport.tcp.link.LinkKeys;
 import io.sparkcollective.core.transport.tcp.link.MessageTags;
+import io.sparkcollective.core.transport.tcp.link.RateLimitedLog;
 import io.sparkcollective.core.transport.tcp.protocol.ControlMessages;
 import io.sparkcollective.core.transport.tcp.protocol.DataHeader;
 import io.sparkcollective.core.transport.tcp.protocol.WireFormat;
@@ -279,7 +280,8 @@ final class DirectLink implements Link {
           int n = reader.readOnce();
           problem = reader.problem();
           if (problem != null) {
-            LOG.warn("{}: {} from {}; closing the connection", io.addressKey(), problem, remoteKey);
+            io.breachLog().warn(RateLimitedLog.host(remoteKey), "{}: {} from {}; closing the connection",
+                io.addressKey(), problem, remoteKey);
           } else if (n < 0) {
             problem = "connection closed";
           } else if (n == 0) {

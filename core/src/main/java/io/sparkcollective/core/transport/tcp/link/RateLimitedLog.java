@@ -75,6 +75,12 @@ public final class RateLimitedLog {
     return true;
   }
 
+  /** The host of an endpoint name {@code host:port} (limits count per host, not per connection). */
+  public static String host(String endpoint) {
+    int colon = endpoint.lastIndexOf(':');
+    return colon > 0 ? endpoint.substring(0, colon) : endpoint;
+  }
+
   /** Lines not logged so far for {@code address} in its current interval. */
   public long suppressed(String address) {
     synchronized (windows) {

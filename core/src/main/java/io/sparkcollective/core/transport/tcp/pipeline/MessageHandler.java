@@ -8,6 +8,7 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.sparkcollective.core.transport.tcp.link.Link;
 import io.sparkcollective.core.transport.tcp.link.LinkKeys;
 import io.sparkcollective.core.transport.tcp.link.MessageDispatcher;
+import io.sparkcollective.core.transport.tcp.link.RateLimitedLog;
 import io.sparkcollective.core.transport.tcp.protocol.ControlMessages;
 import io.sparkcollective.core.transport.tcp.protocol.DataHeader;
 import io.sparkcollective.core.transport.tcp.protocol.WireFormat;
@@ -57,7 +58,8 @@ final class MessageHandler extends ChannelInboundHandlerAdapter {
     try {
       if (!in.isReadable()) {
         closeReason = "it sent an empty message";
-        LOG.warn("{}: {} from {}; closing the connection", context.addressKey(), closeReason, remoteKey);
+        context.refusalLog.warn(RateLimitedLog.host(remoteKey), "{}: {} from {}; closing the connection",
+            context.addressKey(), closeReason, remoteKey);
         ctx.close();
         return;
       }
@@ -69,7 +71,8 @@ final class MessageHandler extends ChannelInboundHandlerAdapter {
         link.write(ControlMessages.sharedMemoryDecline(ctx.alloc(), in.getLongLE(in.readerIndex())));
       }
       if (bad != null) {
-        LOG.warn("{}: {} from {}; closing the connection", context.addressKey(), bad, remoteKey);
+        context.refusalLog.warn(RateLimitedLog.host(remoteKey), "{}: {} from {}; closing the connection",
+            context.addressKey(), bad, remoteKey);
         closeReason = bad;
         ctx.close();
       }
@@ -83,7 +86,8 @@ final class MessageHandler extends ChannelInboundHandlerAdapter {
     if (evt instanceof IdleStateEvent) {
       if (((IdleStateEvent) evt).state() == IdleState.READER_IDLE) {
         closeReason = "nothing received for " + context.config.heartbeatTimeoutMs() + " ms (no heartbeat)";
-        LOG.warn("{}: {} from {}; closing the connection", context.addressKey(), closeReason, remoteKey);
+        context.refusalLog.warn(RateLimitedLog.host(remoteKey), "{}: {} from {}; closing the connection",
+            context.addressKey(), closeReason, remoteKey);
         ctx.close();
       }
       return;

@@ -96,6 +96,7 @@ public final class NettyPipelines {
    *
    * @throws CollectiveUsageException if the address cannot be bound
    */
+  @SuppressWarnings("deprecation") // RCVBUF_ALLOCATOR: deprecated in Netty 4.2, the only form 4.1 has
   public int listen(String bindHost, int port, SecretHandshake handshake, Supplier<String> addressKey,
       Inbound inbound, LinkListener links, SocketAdopter adopter) {
     context = new PipelineContext(config, handshake, addressKey, inbound, links, adopter);

@@ -314,6 +314,19 @@ class HandshakeHandlersTest {
   }
 
   @Test
+  void clientShouldEscapeARefusalReasonBeforeItReachesALogOrAnError() {
+    @SuppressWarnings("unchecked")
+    Promise<Link>[] done = new Promise[1];
+    EmbeddedChannel ch = client(done);
+    helloOf(ch);
+    ch.writeInbound(message(WireFormat.REFUSE, "no\n2026-12-01 ERROR forged line".getBytes(StandardCharsets.UTF_8)));
+    String why = done[0].cause().getMessage();
+    assertFalse(why.contains("\n"), why);
+    assertTrue(why.contains("no\\u000a2026-12-01 ERROR forged line"), why);
+    ch.finishAndReleaseAll();
+  }
+
+  @Test
   void clientShouldRefuseAnAcceptThatNoChallengeCameBefore() {
     @SuppressWarnings("unchecked")
     Promise<Link>[] done = new Promise[1];
