@@ -46,7 +46,7 @@ class ExampleScriptsIT {
   }
 
   @Test
-  void trainingJobRunsThroughSparkSubmitWithThePluginJarGivenByJars(@TempDir Path dir) throws Exception {
+  void trainingJobRunsThroughSparkSubmitWithThePluginJarAndTheSampleConfig(@TempDir Path dir) throws Exception {
     Path pluginJar;
     try (java.util.stream.Stream<Path> s = Files.list(REPO.resolve("spark-plugin/target"))) {
       pluginJar = s.filter(f -> f.getFileName().toString().matches("spark-collective-spark-[^-]+(-SNAPSHOT)?\\.jar"))
@@ -59,7 +59,9 @@ class ExampleScriptsIT {
           .findFirst().orElseThrow(() -> new AssertionError("no examples jar in examples/target"));
     }
     Path out = dir.resolve("training");
+    // With the sample configuration as it ships, loaded by spark-submit's own --properties-file.
     String log = run(dir.resolve("job.log"), 420, "bash", "examples/spark-submit.sh",
+        "--properties-file", "conf/spark-defaults.conf.example",
         "--master", "local-cluster[2,2,1024]", "--jars", pluginJar.toString(),
         "--class", TrainingJob.class.getName(), appJar.toString(),
         "--rows", "4000", "--features", "16", "--classes", "3", "--iterations", "12", "--per-stage", "6",
