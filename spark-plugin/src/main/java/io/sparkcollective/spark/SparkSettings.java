@@ -25,6 +25,10 @@ final class SparkSettings {
       copy(conf, "spark.ssl.trustStorePassword", CollectiveConfig.TLS_TRUST_STORE_PASSWORD, settings);
       copy(conf, "spark.ssl.protocol", CollectiveConfig.TLS_PROTOCOL, settings);
     }
+    // Spark's own encryption of its RPC and block traffic asks for encrypted collectives too.
+    if (conf.getBoolean("spark.network.crypto.enabled", false)) {
+      settings.put(CollectiveConfig.DATA_PROTECTION, "encrypt");
+    }
     for (Tuple2<String, String> kv : conf.getAllWithPrefix(CollectiveConfig.SPARK_PREFIX)) {
       settings.put(kv._1(), kv._2());
     }

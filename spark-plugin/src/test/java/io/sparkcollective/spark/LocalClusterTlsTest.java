@@ -15,7 +15,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Executors all-reduce over mutual TLS, with stores given the way Spark's own spark.ssl.* are, or with only
- * Spark's own security settings (spark.authenticate, spark.ssl.*) and no key of the plugin's.
+ * Spark's own security settings (spark.authenticate, spark.ssl.*, spark.network.crypto.enabled) and no key of the
+ * plugin's.
  */
 @Timeout(300)
 class LocalClusterTlsTest {
@@ -70,6 +71,27 @@ class LocalClusterTlsTest {
       String expected = "3.0 tls=true ciphers=TLS_AES_128_GCM_SHA256,TLS_AES_256_GCM_SHA384";
       assertEquals(List.of(expected, expected), seen, "both executors derived the same secret from Spark's "
           + "(else their handshake fails) and took TLS from spark.ssl.*");
+    } finally {
+      sc.stop();
+    }
+  }
+
+  @Test
+  void shouldEncryptCollectivesWhenSparkEncryptsItsNetwork() throws Exception {
+    SparkConf conf = SparkTests.withPlugin("local-cluster[2,1,1024]", "collective-spark-crypto")
+        .set("spark.authenticate", "true")
+        .set("spark.authenticate.secret", "the application's secret, Spark's own")
+        .set("spark.network.crypto.enabled", "true");
+    JavaSparkContext sc = new JavaSparkContext(conf);
+    try {
+      List<String> seen = Barrier.mapPartitions(sc.parallelize(List.of(1, 2), 2), it -> {
+        float[] x = {it.next(), 0.5f};
+        Collective.communicator().allReduce(x, ReduceOp.SUM);
+        return Collections.singletonList(x[0] + "," + x[1] + " "
+            + CollectiveExecutorPlugin.instance().config().dataProtection()).iterator();
+      }).collect();
+      assertEquals(List.of("3.0,1.0 encrypt", "3.0,1.0 encrypt"), seen,
+          "spark.network.crypto.enabled turned AES-GCM on for both executors, which then summed right");
     } finally {
       sc.stop();
     }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkcollective.core.api.CollectiveUsageException;
+import io.sparkcollective.core.auth.DataProtection;
 import io.sparkcollective.core.config.CollectiveConfig;
 import org.apache.spark.SparkConf;
 import org.junit.jupiter.api.Test;
@@ -68,5 +69,14 @@ class SparkSettingsTest {
     CollectiveConfig c = SparkSettings.config(conf);
     assertEquals("kp", c.get(CollectiveConfig.TLS_KEY_PASSWORD));
     assertEquals("TLS_AES_128_GCM_SHA256", c.get(CollectiveConfig.TLS_ENABLED_ALGORITHMS));
+  }
+
+  @Test
+  void shouldEncryptWhenSparkEncryptsItsNetworkUnlessTheCollectiveKeySaysOtherwise() {
+    SparkConf crypto = new SparkConf(false).set("spark.network.crypto.enabled", "true");
+    assertEquals(DataProtection.ENCRYPT, SparkSettings.config(crypto).dataProtection());
+    assertEquals(DataProtection.AUTHENTICATE, SparkSettings.config(crypto.clone()
+        .set("spark.collective.transport.dataProtection", "authenticate")).dataProtection());
+    assertEquals(DataProtection.NONE, SparkSettings.config(new SparkConf(false)).dataProtection());
   }
 }

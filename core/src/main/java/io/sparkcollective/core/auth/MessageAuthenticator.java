@@ -7,22 +7,20 @@ import javax.crypto.ShortBufferException;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
- * The tags of the messages one direction of a connection carries after the handshake: tag = the first
- * {@link #TAG_BYTES} bytes of HMAC-SHA256(direction key, seq | type | body), where seq (u64, little-endian)
- * counts the tagged messages of this direction from 0. A tag that does not match (a forged, altered,
- * replayed, reordered or dropped message) ends the connection. One instance per direction of one
- * connection, used by one thread at a time (the writer under its lock, or the reader).
+ * Sealing by tag only: tag = the first {@link #TAG_BYTES} bytes of HMAC-SHA256(direction key, seq | type |
+ * head | body), where seq (u64, little-endian) counts the sealed messages of this direction from 0. The body
+ * stays in clear.
  */
-public final class MessageAuthenticator {
-  /** Bytes of a tag: 128 bits, as in AES-GCM and the usual truncations of HMAC-SHA256. */
-  public static final int TAG_BYTES = 16;
-
+public final class MessageAuthenticator implements MessageSealer {
   private final Mac mac;
+  private final boolean coversData;
   private final byte[] full = new byte[32];
   private final byte[] counter = new byte[Long.BYTES];
   private long seq;
 
-  public MessageAuthenticator(byte[] directionKey) {
+  /** Tags the messages of a direction with {@code directionKey}; DATA too if {@code coversData}. */
+  public MessageAuthenticator(byte[] directionKey, boolean coversData) {
+    this.coversData = coversData;
     try {
       this.mac = Mac.getInstance("HmacSHA256");
       mac.init(new SecretKeySpec(directionKey, "HmacSHA256"));
@@ -31,22 +29,31 @@ public final class MessageAuthenticator {
     }
   }
 
-  /** Computes the next message's tag over {@code type} and {@code body} (position to limit, left) into {@code out}. */
-  public void tag(byte type, ByteBuffer body, byte[] out, int offset) {
-    compute(type, body);
-    System.arraycopy(full, 0, out, offset, TAG_BYTES);
+  @Override
+  public boolean coversData() {
+    return coversData;
   }
 
-  /**
-   * Whether {@code tag} (at {@code offset}) is the next message's tag over {@code type} and {@code body}; a
-   * mismatch leaves the count where it was, but the connection is to be closed anyway.
-   */
-  public boolean verify(byte type, ByteBuffer body, byte[] tag, int offset) {
+  @Override
+  public void seal(byte type, ByteBuffer head, ByteBuffer message) {
+    int tagAt = message.limit() - TAG_BYTES;
+    compute(type, head, message, tagAt);
+    for (int i = 0; i < TAG_BYTES; i++) {
+      message.put(tagAt + i, full[i]);
+    }
+  }
+
+  @Override
+  public boolean open(byte type, ByteBuffer head, ByteBuffer sealed) {
+    int tagAt = sealed.limit() - TAG_BYTES;
+    if (tagAt < sealed.position()) {
+      return false;
+    }
     long before = seq;
-    compute(type, body);
+    compute(type, head, sealed, tagAt);
     int diff = 0; // constant time: every byte is compared whatever the first difference
     for (int i = 0; i < TAG_BYTES; i++) {
-      diff |= full[i] ^ tag[offset + i];
+      diff |= full[i] ^ sealed.get(tagAt + i);
     }
     if (diff != 0) {
       seq = before;
@@ -55,21 +62,28 @@ public final class MessageAuthenticator {
     return true;
   }
 
-  /** Messages tagged or verified so far. */
+  @Override
   public long count() {
     return seq;
   }
 
-  private void compute(byte type, ByteBuffer body) {
+  private void compute(byte type, ByteBuffer head, ByteBuffer body, int bodyEnd) {
     long s = seq++;
     for (int i = 0; i < Long.BYTES; i++) {
       counter[i] = (byte) (s >>> (8 * i));
     }
     mac.update(counter);
     mac.update(type);
+    if (head != null) {
+      int pos = head.position();
+      mac.update(head);
+      head.position(pos);
+    }
     int pos = body.position();
+    int limit = body.limit();
+    body.limit(bodyEnd);
     mac.update(body);
-    body.position(pos);
+    body.limit(limit).position(pos);
     try {
       mac.doFinal(full, 0);
     } catch (ShortBufferException e) {

@@ -2,6 +2,7 @@ package io.sparkcollective.core.config;
 
 import io.sparkcollective.core.api.Algorithm;
 import io.sparkcollective.core.api.CollectiveUsageException;
+import io.sparkcollective.core.auth.DataProtection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -43,6 +44,7 @@ public final class CollectiveConfig {
   public static final String SPIN_MICROS = "transport.spinMicros";
   public static final String SHARED_MEMORY_BYTES = "transport.sharedMemoryBytes";
   public static final String SHARED_MEMORY_DIR = "transport.sharedMemoryDir";
+  public static final String DATA_PROTECTION = "transport.dataProtection";
   public static final String TLS_ENABLED = "transport.tls.enabled";
   public static final String TLS_KEY_STORE = "transport.tls.keyStore";
   public static final String TLS_KEY_STORE_PASSWORD = "transport.tls.keyStorePassword";
@@ -104,6 +106,12 @@ public final class CollectiveConfig {
     key(SHARED_MEMORY_DIR, "/dev/shm", "Directory of the shared-memory rings (a memory file system); if it does "
         + "not exist, payloads go over the socket.");
     key(CHECKSUM, "false", "Adds a CRC32C of every payload and checks it on receipt.");
+    key(DATA_PROTECTION, "none", "What every connection's messages carry after the handshake: none (control "
+        + "messages are authenticated, DATA payloads travel as they are), authenticate (every message, DATA "
+        + "included, with an HMAC-SHA256 tag: nothing forged, altered, replayed or dropped gets through) or "
+        + "encrypt (every message encrypted and authenticated with AES-256-GCM; in Spark, "
+        + "spark.network.crypto.enabled=true sets it). The same on every executor. Payloads in shared-memory "
+        + "rings never leave the host and stay as they are.");
     key(TLS_ENABLED, "false", "Encrypts every connection with TLS (mutual: both ends present a certificate that "
         + "the other's trust store accepts), in addition to the shared-secret handshake.");
     key(TLS_KEY_STORE, "", "Key store with this endpoint's private key and certificate (like spark.ssl.keyStore).");
@@ -143,6 +151,7 @@ public final class CollectiveConfig {
   private final int ioThreads;
   private final int channels;
   private final boolean checksum;
+  private final DataProtection dataProtection;
   private final boolean callerProgress;
   private final long spinMicros;
   private final int sharedMemoryBytes;
@@ -196,6 +205,10 @@ public final class CollectiveConfig {
       throw bad(CHECKSUM, crc, "true or false");
     }
     this.checksum = Boolean.parseBoolean(crc);
+    this.dataProtection = DataProtection.parse(v.get(DATA_PROTECTION));
+    if (dataProtection == null) {
+      throw bad(DATA_PROTECTION, v.get(DATA_PROTECTION), "none, authenticate or encrypt");
+    }
     String progress = v.get(PROGRESS).trim();
     if (!progress.equalsIgnoreCase("caller") && !progress.equalsIgnoreCase("eventLoop")) {
       throw bad(PROGRESS, progress, "caller or eventLoop");
@@ -365,6 +378,10 @@ public final class CollectiveConfig {
 
   public boolean checksum() {
     return checksum;
+  }
+
+  public DataProtection dataProtection() {
+    return dataProtection;
   }
 
   /**

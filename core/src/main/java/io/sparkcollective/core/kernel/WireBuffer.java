@@ -17,7 +17,9 @@ public final class WireBuffer {
   private final ByteBuffer bytes;
   private final ByteBuffer whole;
   private final int headroom;
+  private final int tailroom;
   private ByteBuffer view;
+  private ByteBuffer tailView;
   private ShortBuffer shorts;
   private FloatBuffer floats;
   private DoubleBuffer doubles;
@@ -38,6 +40,7 @@ public final class WireBuffer {
   public WireBuffer(ByteBuffer memory) {
     this.whole = memory.duplicate().clear().order(ByteOrder.LITTLE_ENDIAN);
     this.headroom = 0;
+    this.tailroom = 0;
     this.bytes = whole.slice().order(ByteOrder.LITTLE_ENDIAN);
   }
 
@@ -46,13 +49,23 @@ public final class WireBuffer {
    * that header and payload leave in one piece without a copy.
    */
   public WireBuffer(int capacity, boolean direct, int headroom) {
-    ByteBuffer b = direct ? ByteBuffer.allocateDirect(capacity + headroom) : ByteBuffer.allocate(capacity + headroom);
-    this.whole = b.order(ByteOrder.LITTLE_ENDIAN);
-    this.headroom = headroom;
-    this.bytes = b.duplicate().position(headroom).slice().order(ByteOrder.LITTLE_ENDIAN);
+    this(capacity, direct, headroom, 0);
   }
 
-  /** The headroom followed by the payload area (capacity {@code headroom() + capacity()}). */
+  /**
+   * As {@link #WireBuffer(int, boolean, int)}, with {@code tailroom} bytes after the payload area too, where a
+   * transport appends what follows a payload on the wire (a message's tag).
+   */
+  public WireBuffer(int capacity, boolean direct, int headroom, int tailroom) {
+    int total = headroom + capacity + tailroom;
+    ByteBuffer b = direct ? ByteBuffer.allocateDirect(total) : ByteBuffer.allocate(total);
+    this.whole = b.order(ByteOrder.LITTLE_ENDIAN);
+    this.headroom = headroom;
+    this.tailroom = tailroom;
+    this.bytes = b.duplicate().position(headroom).limit(headroom + capacity).slice().order(ByteOrder.LITTLE_ENDIAN);
+  }
+
+  /** The headroom, the payload area and the tailroom (capacity {@code headroom() + capacity() + tailroom()}). */
   public ByteBuffer withHeadroom() {
     return whole;
   }
@@ -71,6 +84,26 @@ public final class WireBuffer {
     }
     view.clear().limit(start + n).position(start);
     return view;
+  }
+
+  /**
+   * The first {@code n} payload bytes and the {@code extra} bytes after them (at most {@link #tailroom()} past the
+   * payload area), as one view kept for reuse: for reading a payload and what follows it on the wire in one go.
+   */
+  public ByteBuffer viewWithTail(int n, int extra) {
+    if (extra > tailroom + capacity() - start - n || n < 0 || extra < 0) {
+      throw new IllegalArgumentException(n + " payload bytes and " + extra + " more do not fit a buffer of "
+          + capacity() + " bytes with " + tailroom + " after them");
+    }
+    if (tailView == null) {
+      tailView = whole.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+    }
+    tailView.clear().limit(headroom + start + n + extra).position(headroom + start);
+    return tailView;
+  }
+
+  public int tailroom() {
+    return tailroom;
   }
 
   /** Byte offset of the payload in {@link #bytes()}: 0 for a frame's own memory. */

@@ -54,8 +54,8 @@ public final class Frame {
     void giveBack(long loan, WireBuffer buffer);
   }
 
-  Frame(int capacity, int sizeClass, int headroom) {
-    this.payload = new WireBuffer(capacity, true, headroom);
+  Frame(int capacity, int sizeClass, int headroom, int tailroom) {
+    this.payload = new WireBuffer(capacity, true, headroom, tailroom);
     this.sizeClass = sizeClass;
   }
 

@@ -19,15 +19,20 @@ public final class FramePool {
   private final AtomicLong allocated = new AtomicLong();
 
   private final int headroom;
+  private final int tailroom;
 
   public FramePool(int maxCapacity) {
-    this(maxCapacity, 0);
+    this(maxCapacity, 0, 0);
   }
 
-  /** A pool whose frames keep {@code headroom} bytes before the payload for a transport's header. */
+  /**
+   * A pool whose frames keep {@code headroom} bytes before the payload for a transport's header and
+   * {@code tailroom} after it for what follows the payload on the wire.
+   */
   @SuppressWarnings({"unchecked", "rawtypes"})
-  public FramePool(int maxCapacity, int headroom) {
+  public FramePool(int maxCapacity, int headroom, int tailroom) {
     this.headroom = headroom;
+    this.tailroom = tailroom;
     if (maxCapacity < MIN_CAPACITY) {
       throw new IllegalArgumentException("max frame capacity " + maxCapacity + " < " + MIN_CAPACITY);
     }
@@ -56,7 +61,7 @@ public final class FramePool {
       f = q.pollFirst();
     }
     if (f == null) {
-      f = new Frame(MIN_CAPACITY << c, c, headroom);
+      f = new Frame(MIN_CAPACITY << c, c, headroom, tailroom);
       allocated.incrementAndGet();
     }
     outstanding.incrementAndGet();

@@ -8,6 +8,7 @@ import io.sparkcollective.core.api.CollectiveCancelledException;
 import io.sparkcollective.core.api.CollectiveException;
 import io.sparkcollective.core.api.CollectiveTimeoutException;
 import io.sparkcollective.core.api.CollectiveUsageException;
+import io.sparkcollective.core.auth.MessageSealer;
 import io.sparkcollective.core.auth.SecretHandshake;
 import io.sparkcollective.core.config.CollectiveConfig;
 import io.sparkcollective.core.config.Tuning;
@@ -66,7 +67,7 @@ public final class TcpEndpoint implements AutoCloseable {
     this.config = config;
     this.clock = clock;
     this.registry = new GroupRegistry(this::addressKey, clock);
-    this.pool = new FramePool(config.segmentBytes(), DataHeader.BYTES);
+    this.pool = new FramePool(config.segmentBytes(), DataHeader.BYTES, MessageSealer.TAG_BYTES);
     boolean callerDriven = config.callerProgress();
     this.pipelines = new NettyPipelines(config, callerDriven);
     this.connections = new Connections(this::addressKey, config.connectTimeoutMs(), pipelines.executors(),

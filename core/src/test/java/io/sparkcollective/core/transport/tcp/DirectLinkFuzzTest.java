@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.sparkcollective.core.config.CollectiveConfig;
 import io.sparkcollective.core.testing.TcpCluster;
+import io.sparkcollective.core.auth.DataProtection;
 import io.sparkcollective.core.auth.SecretHandshake;
 import io.sparkcollective.core.transport.tcp.link.Link;
 import io.sparkcollective.core.transport.tcp.link.LinkKeys;
@@ -34,7 +35,8 @@ class DirectLinkFuzzTest {
   private static TcpTransport[] group;
   private static int inputs;
   /** Keys of no real exchange: messages but DATA fail their tag check (and end the connection). */
-  private static final LinkKeys KEYS = LinkKeys.of(new SecretHandshake(TcpCluster.SECRET), new byte[16], false);
+  private static final LinkKeys KEYS = LinkKeys.of(new SecretHandshake(TcpCluster.SECRET), new byte[16], false,
+      DataProtection.NONE);
 
   @BeforeAll
   static void start() throws Exception {

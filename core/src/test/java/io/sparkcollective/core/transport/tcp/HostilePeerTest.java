@@ -216,7 +216,7 @@ class HostilePeerTest {
   }
 
   private static byte[] dataMessage(long group, int source, int dest, float value) {
-    FramePool pool = new FramePool(1024, DataHeader.BYTES);
+    FramePool pool = new FramePool(1024, DataHeader.BYTES, 16);
     Frame f = pool.acquire(4);
     f.header(io.sparkcollective.core.api.CollectiveKind.ALL_REDUCE.ordinal(), 0, 0, 0, source, 0, 0, 0, 0, 1, 0);
     ByteBuf out = io.netty.buffer.Unpooled.buffer(DataHeader.BYTES + 4);

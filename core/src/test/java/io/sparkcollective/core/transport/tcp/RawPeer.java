@@ -2,7 +2,8 @@ package io.sparkcollective.core.transport.tcp;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.sparkcollective.core.auth.MessageAuthenticator;
+import io.sparkcollective.core.auth.DataProtection;
+import io.sparkcollective.core.auth.MessageSealer;
 import io.sparkcollective.core.auth.SecretHandshake;
 import io.sparkcollective.core.transport.tcp.protocol.WireFormat;
 import java.io.DataInputStream;
@@ -26,7 +27,8 @@ final class RawPeer implements AutoCloseable {
   final Socket socket;
   private final InputStream in;
   private final OutputStream out;
-  private MessageAuthenticator outgoing;
+  private MessageSealer outgoing;
+  private MessageSealer incoming;
 
   RawPeer(InetSocketAddress to) throws IOException {
     socket = new Socket(to.getAddress(), to.getPort());
@@ -56,10 +58,15 @@ final class RawPeer implements AutoCloseable {
   }
 
   static byte[] hello(byte[] nonce, String from, String to) {
+    return hello(DataProtection.NONE, nonce, from, to);
+  }
+
+  static byte[] hello(DataProtection protection, byte[] nonce, String from, String to) {
     byte[] f = from.getBytes(StandardCharsets.UTF_8);
     byte[] t = to.getBytes(StandardCharsets.UTF_8);
-    ByteBuffer b = ByteBuffer.allocate(4 + nonce.length + 4 + f.length + t.length).order(ByteOrder.LITTLE_ENDIAN);
-    b.putInt(SecretHandshake.VERSION).put(nonce).putShort((short) f.length).put(f).putShort((short) t.length).put(t);
+    ByteBuffer b = ByteBuffer.allocate(4 + 1 + nonce.length + 4 + f.length + t.length).order(ByteOrder.LITTLE_ENDIAN);
+    b.putInt(SecretHandshake.VERSION).put(protection.wireCode()).put(nonce);
+    b.putShort((short) f.length).put(f).putShort((short) t.length).put(t);
     return message(WireFormat.HELLO, b.array());
   }
 
@@ -68,9 +75,21 @@ final class RawPeer implements AutoCloseable {
     out.flush();
   }
 
+  /** Opens a message read after the handshake (type byte then body, as {@link #read} returns it) in place. */
+  boolean open(byte[] message) {
+    ByteBuf b = Unpooled.wrappedBuffer(message);
+    b.readByte();
+    return io.sparkcollective.core.transport.tcp.link.MessageTags.open(message[0], b, incoming) == null;
+  }
+
+  /** Seals a whole message (from its length field) as the next one this peer sends. */
+  void seal(ByteBuf msg) {
+    io.sparkcollective.core.transport.tcp.link.MessageTags.seal(msg, outgoing);
+  }
+
   /** Writes a whole message (from its length field) with this peer's tag appended, as an authenticated peer. */
   void writeTagged(ByteBuf msg) throws IOException {
-    io.sparkcollective.core.transport.tcp.link.MessageTags.seal(msg, outgoing);
+    seal(msg);
     byte[] bytes = new byte[msg.readableBytes()];
     msg.readBytes(bytes);
     msg.release();
@@ -87,7 +106,7 @@ final class RawPeer implements AutoCloseable {
       return null;
     }
     int n = ByteBuffer.wrap(len).order(ByteOrder.LITTLE_ENDIAN).getInt();
-    if (n < 1 || n > (1 << 20)) {
+    if (n < 1 || n > (64 << 20) + 4096) {
       throw new IOException("message of " + n + " bytes");
     }
     byte[] m = new byte[n];
@@ -119,19 +138,58 @@ final class RawPeer implements AutoCloseable {
    * returns the first message after it (ACCEPT's type, or REFUSE's).
    */
   byte handshake(String secret, String from, String to) throws IOException {
+    return handshake(secret, from, to, DataProtection.NONE);
+  }
+
+  /** As {@link #handshake(String, String, String)}, with {@code protection}. */
+  byte handshake(String secret, String from, String to, DataProtection protection) throws IOException {
     SecretHandshake keys = new SecretHandshake(secret);
     byte[] nonce = SecretHandshake.nonce();
-    write(hello(nonce, from, to));
+    write(hello(protection, nonce, from, to));
     byte[] challenge = read();
     if (challenge == null || challenge[0] != WireFormat.CHALLENGE) {
       return challenge == null ? -1 : challenge[0];
     }
     byte[] serverNonce = java.util.Arrays.copyOfRange(challenge, 5, 5 + SecretHandshake.NONCE_BYTES);
-    byte[] t = SecretHandshake.transcript(SecretHandshake.VERSION, nonce, serverNonce, from, to);
+    byte[] t = SecretHandshake.transcript(SecretHandshake.VERSION, protection, nonce, serverNonce, from, to);
     write(message(WireFormat.RESPONSE, keys.clientProof(t)));
     byte[] answer = read();
-    outgoing = new MessageAuthenticator(keys.directionKey(t, true));
+    outgoing = keys.sealer(t, true, protection);
+    incoming = keys.sealer(t, false, protection);
     return answer == null ? -1 : answer[0];
+  }
+
+  /**
+   * Runs the listening side of the handshake as endpoint {@code self} with {@code secret} (the dialler's HELLO
+   * must name it and use {@code protection}); returns the transcript, or throws if the dialler does not finish.
+   */
+  byte[] listen(String secret, String self, DataProtection protection) throws IOException {
+    SecretHandshake keys = new SecretHandshake(secret);
+    ByteBuf hello = Unpooled.wrappedBuffer(read());
+    if (hello.readByte() != WireFormat.HELLO || hello.readIntLE() != SecretHandshake.VERSION
+        || hello.readByte() != protection.wireCode()) {
+      throw new IOException("not a HELLO of this version and protection");
+    }
+    byte[] clientNonce = new byte[SecretHandshake.NONCE_BYTES];
+    hello.readBytes(clientNonce);
+    String from = hello.readCharSequence(hello.readUnsignedShortLE(), StandardCharsets.UTF_8).toString();
+    String to = hello.readCharSequence(hello.readUnsignedShortLE(), StandardCharsets.UTF_8).toString();
+    if (!to.equals(self)) {
+      throw new IOException("the HELLO was for " + to);
+    }
+    byte[] serverNonce = SecretHandshake.nonce();
+    byte[] t = SecretHandshake.transcript(SecretHandshake.VERSION, protection, clientNonce, serverNonce, from, to);
+    ByteBuffer version = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(SecretHandshake.VERSION);
+    write(message(WireFormat.CHALLENGE, version.array(), serverNonce, keys.serverProof(t)));
+    byte[] response = read();
+    if (response == null || response[0] != WireFormat.RESPONSE
+        || !SecretHandshake.matches(keys.clientProof(t), java.util.Arrays.copyOfRange(response, 1, response.length))) {
+      throw new IOException("the dialler did not prove the secret");
+    }
+    write(message(WireFormat.ACCEPT));
+    outgoing = keys.sealer(t, false, protection);
+    incoming = keys.sealer(t, true, protection);
+    return t;
   }
 
   @Override

@@ -3,7 +3,7 @@ package io.sparkcollective.core.transport.tcp.direct;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.sparkcollective.core.api.PeerLostException;
-import io.sparkcollective.core.auth.MessageAuthenticator;
+import io.sparkcollective.core.auth.MessageSealer;
 import io.sparkcollective.core.config.Tuning;
 import io.sparkcollective.core.transport.tcp.link.Link;
 import io.sparkcollective.core.transport.tcp.link.LinkKeys;
@@ -58,8 +58,8 @@ final class DirectLink implements Link {
   private final Object writeLock = new Object();
   private final ArrayDeque<ByteBuf> pending = new ArrayDeque<>();
   private final DirectReader reader;
-  /** Tags every message but DATA, in the order they enter the socket (under the write lock). */
-  private final MessageAuthenticator outgoing;
+  /** Seals what this side sends, in the order it enters the socket (under the write lock). */
+  private final MessageSealer outgoing;
   private SelectionKey key;
   private boolean writeInterest;
   private volatile boolean closed;
@@ -176,10 +176,11 @@ final class DirectLink implements Link {
       }
       try {
         byte type = msg.getByte(msg.readerIndex() + WireFormat.TYPE_OFFSET);
-        if (MessageTags.tagged(type)) {
-          MessageTags.seal(msg, outgoing);
-        } else if (sendRing != null) {
+        if (type == WireFormat.DATA && sendRing != null) {
           toRing(msg);
+        }
+        if (MessageTags.sealed(type, outgoing)) {
+          MessageTags.seal(msg, outgoing);
         }
         if (pending.isEmpty()) {
           writeSome(msg);

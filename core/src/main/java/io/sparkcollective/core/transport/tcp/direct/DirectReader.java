@@ -3,7 +3,7 @@ package io.sparkcollective.core.transport.tcp.direct;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
-import io.sparkcollective.core.auth.MessageAuthenticator;
+import io.sparkcollective.core.auth.MessageSealer;
 import io.sparkcollective.core.config.Tuning;
 import io.sparkcollective.core.transport.Frame;
 import io.sparkcollective.core.transport.tcp.link.MessageDispatcher;
@@ -26,6 +26,10 @@ import org.slf4j.LoggerFactory;
  * that is not in it yet is read straight into the frame it will be delivered in, so large segments are copied
  * once, from the socket into the frame; a payload in the sender's shared-memory ring is lent to its frame
  * where it lies. Used by one thread at a time, under its link's read lock.
+ *
+ * <p>With DATA sealed, a payload and its tag are read into the frame together (its tailroom takes the tag) and
+ * opened there before the frame is handed on; one that no rank here takes is read into a pooled frame and
+ * opened all the same, so a message whose header was altered to have it dropped is caught like any other.
  */
 final class DirectReader {
   private static final Logger LOG = LoggerFactory.getLogger(DirectReader.class);
@@ -34,8 +38,14 @@ final class DirectReader {
   private final CallerDrivenIo io;
   private final SocketChannel socket;
   private final String remoteKey;
-  /** Checks the tags of every message but DATA. */
-  private final MessageAuthenticator incoming;
+  /** Opens every sealed message. */
+  private final MessageSealer incoming;
+  /** Whether DATA messages are sealed (then each ends with a tag). */
+  private final boolean sealsData;
+  private final int dataTagBytes;
+  /** The head of the sealed DATA message being read (its header past the type), kept for opening it. */
+  private final ByteBuffer dataHead =
+      ByteBuffer.allocate(DataHeader.BYTES - WireFormat.TYPE_OFFSET - 1).order(ByteOrder.LITTLE_ENDIAN);
   private final ByteBuffer staging = ByteBuffer.allocateDirect(Tuning.STAGING_BYTES).order(ByteOrder.LITTLE_ENDIAN);
   /** The header of the DATA message being read. */
   private final DataHeader header = new DataHeader();
@@ -47,6 +57,8 @@ final class DirectReader {
   // A DATA payload being read into its frame (or skipped: frame == null).
   private Receiver bodyFor;
   private Frame body;
+  /** The frame is read only to be opened (no rank here takes it). */
+  private boolean bodyDropped;
   private ByteBuffer bodyView;
   private int bodyBytes;
   private int bodyRemaining;
@@ -54,12 +66,14 @@ final class DirectReader {
   private int bodyCrc;
 
   DirectReader(DirectLink owner, CallerDrivenIo io, SocketChannel socket, String remoteKey,
-      MessageAuthenticator incoming) {
+      MessageSealer incoming) {
     this.owner = owner;
     this.io = io;
     this.socket = socket;
     this.remoteKey = remoteKey;
     this.incoming = incoming;
+    this.sealsData = incoming.coversData();
+    this.dataTagBytes = sealsData ? MessageSealer.TAG_BYTES : 0;
   }
 
   /**
@@ -73,7 +87,7 @@ final class DirectReader {
       if (n > 0) {
         bodyRemaining -= n;
         if (bodyRemaining == 0) {
-          finishBody();
+          problem = finishBody();
         }
       }
       return n;
@@ -112,26 +126,29 @@ final class DirectReader {
         int whole = (int) (length + WireFormat.LENGTH_FIELD_BYTES);
         byte type = in.get(start + WireFormat.TYPE_OFFSET);
         if (type == WireFormat.DATA) {
-          if (whole < DataHeader.BYTES) {
+          if (whole < DataHeader.BYTES + dataTagBytes) {
             return "it sent a truncated DATA message";
           }
           if (in.remaining() < DataHeader.BYTES) {
             break;
           }
           if ((in.get(start + DataHeader.FLAGS_OFFSET) & DataHeader.FLAG_SHARED_MEMORY) != 0) {
-            if (whole != DataHeader.BYTES + DataHeader.SHARED_DESCRIPTOR_BYTES) {
+            if (whole != DataHeader.BYTES + DataHeader.SHARED_DESCRIPTOR_BYTES + dataTagBytes) {
               return "it sent a shared-memory frame of " + length + " bytes";
             }
             if (in.remaining() < whole) {
               break;
             }
-            String bad = sharedData(in, start);
+            String bad = sharedData(in, start, whole);
             if (bad != null) {
               return bad;
             }
             continue;
           }
-          startData(in, start, whole - DataHeader.BYTES);
+          String bad = startData(in, start, whole - DataHeader.BYTES - dataTagBytes);
+          if (bad != null) {
+            return bad;
+          }
           if (bodyRemaining > 0) {
             // The rest of the payload comes straight from the socket.
             break;
@@ -167,29 +184,38 @@ final class DirectReader {
     }
   }
 
-  /** A DATA message starts at {@code start}; its header is in the staging buffer, its payload has {@code n} bytes. */
-  private void startData(ByteBuffer in, int start, int n) {
-    beginBody(in, start, n, false);
+  /**
+   * A DATA message starts at {@code start}; its header is in the staging buffer, its payload has {@code n} bytes
+   * (then its tag, if sealed). Returns why the connection must close, or null.
+   */
+  private String startData(ByteBuffer in, int start, int n) {
+    String bad = beginBody(in, start, n, false);
+    if (bad != null) {
+      return bad;
+    }
     in.position(start + DataHeader.BYTES);
-    int here = Math.min(n, in.remaining());
+    int total = n + dataTagBytes;
+    int here = Math.min(total, in.remaining());
     if (body != null) {
       bodyView.put(bodyView.position(), in, in.position(), here);
-      bodyView.position(here);
+      bodyView.position(bodyView.position() + here);
     }
     in.position(in.position() + here);
-    bodyRemaining = n - here;
-    if (bodyRemaining == 0) {
-      finishBody();
-    }
+    bodyRemaining = total - here;
+    return bodyRemaining == 0 ? finishBody() : null;
   }
 
   /**
    * A DATA message whose payload is in the shared-memory ring: the frame gets the payload where it lies (the
    * ring frees its space when the frame is released).
    */
-  private String sharedData(ByteBuffer in, int start) {
+  private String sharedData(ByteBuffer in, int start, int whole) {
     if (ring == null) {
       return "it sent a shared-memory frame without a ring";
+    }
+    if (sealsData && !incoming.open(WireFormat.DATA, head(in, start),
+        in.duplicate().position(start + DataHeader.BYTES).limit(start + whole))) {
+      return sealBroken();
     }
     long pos = in.getLong(start + DataHeader.SHARED_POSITION_OFFSET);
     int n = in.getInt(start + DataHeader.SHARED_LENGTH_OFFSET);
@@ -199,37 +225,75 @@ final class DirectReader {
     }
     beginBody(in, start, n, true);
     ring.take(pos, n, body);
-    in.position(start + DataHeader.BYTES + DataHeader.SHARED_DESCRIPTOR_BYTES);
+    in.position(start + whole);
     io.countShared();
-    finishBody();
-    return null;
+    return finishBody();
+  }
+
+  /** The head of the DATA message at {@code start} of {@code in}: its header past the type byte. */
+  private static ByteBuffer head(ByteBuffer in, int start) {
+    return in.duplicate().position(start + WireFormat.TYPE_OFFSET + 1).limit(start + DataHeader.BYTES);
+  }
+
+  private static String sealBroken() {
+    return "it sent a DATA message whose seal does not open (forged, altered, replayed or out of order)";
   }
 
   /**
-   * Finds the frame the payload of the DATA message at {@code start} goes into (none: it is skipped); with
-   * {@code lent} a frame without payload memory of its own.
+   * Finds the frame the payload of the DATA message at {@code start} goes into (none: it is skipped, or with
+   * DATA sealed read into a pooled frame only to be opened); with {@code lent} a frame without payload memory
+   * of its own. Returns why the connection must close, or null.
    */
-  private void beginBody(ByteBuffer in, int start, int n, boolean lent) {
+  private String beginBody(ByteBuffer in, int start, int n, boolean lent) {
     DataHeader h = header.read(in, start);
     Receiver r = io.inbound().receiver(remoteKey, h.group(), h.dest());
     Frame f = r != null ? r.accept(remoteKey, h, n, lent) : null;
     bodyFor = f != null ? r : null;
+    bodyDropped = false;
+    if (f == null && sealsData && !lent) {
+      if (n > io.pool().maxCapacity()) {
+        return "it sent a DATA payload of " + n + " bytes, more than the largest segment " + io.pool().maxCapacity();
+      }
+      f = io.pool().acquire(n);
+      bodyDropped = true;
+    }
     body = f;
     bodyBytes = n;
     bodyFlags = h.flags();
     bodyCrc = h.crc();
-    bodyView = f != null && !lent ? f.payload().view(n) : null;
+    if (sealsData && !lent) {
+      dataHead.clear().put(0, in, start + WireFormat.TYPE_OFFSET + 1, dataHead.capacity());
+    }
+    bodyView = f == null || lent ? null : sealsData ? f.payload().viewWithTail(n, dataTagBytes) : f.payload().view(n);
+    return null;
   }
 
-  private void finishBody() {
+  /** The payload is in: opens it if sealed, then hands the frame on. Returns why the connection must close, or null. */
+  private String finishBody() {
     Frame f = body;
     Receiver r = bodyFor;
+    ByteBuffer view = bodyView;
+    boolean dropped = bodyDropped;
     body = null;
     bodyFor = null;
     bodyView = null;
-    if (f != null) {
+    bodyDropped = false;
+    if (f == null) {
+      return null;
+    }
+    if (sealsData && view != null) {
+      view.position(view.limit() - bodyBytes - dataTagBytes);
+      if (!incoming.open(WireFormat.DATA, dataHead.clear(), view)) {
+        io.pool().release(f);
+        return sealBroken();
+      }
+    }
+    if (dropped) {
+      io.pool().release(f);
+    } else {
       r.complete(f, bodyBytes, bodyFlags, bodyCrc);
     }
+    return null;
   }
 
   /** The peer's SHM_OFFER: maps its ring if this endpoint takes payloads that way (else they keep coming inline). */
@@ -264,6 +328,7 @@ final class DirectReader {
       body = null;
       bodyFor = null;
       bodyView = null;
+      bodyDropped = false;
     }
     bodyRemaining = 0;
     if (ring != null) {

@@ -1,21 +1,25 @@
 package io.sparkcollective.core.transport.tcp.link;
 
-import io.sparkcollective.core.auth.MessageAuthenticator;
+import io.sparkcollective.core.auth.DataProtection;
+import io.sparkcollective.core.auth.MessageSealer;
 import io.sparkcollective.core.auth.SecretHandshake;
 
-/** The message authenticators of one authenticated connection: one for what it sends, one for what it reads. */
+/** The sealers of one authenticated connection: one for what it sends, one for what it reads. */
 public final class LinkKeys {
-  public final MessageAuthenticator outgoing;
-  public final MessageAuthenticator incoming;
+  public final MessageSealer outgoing;
+  public final MessageSealer incoming;
 
-  private LinkKeys(MessageAuthenticator outgoing, MessageAuthenticator incoming) {
+  private LinkKeys(MessageSealer outgoing, MessageSealer incoming) {
     this.outgoing = outgoing;
     this.incoming = incoming;
   }
 
-  /** The keys of the connection whose handshake had {@code transcript}, for the side that dialled or listened. */
-  public static LinkKeys of(SecretHandshake handshake, byte[] transcript, boolean dialler) {
-    return new LinkKeys(new MessageAuthenticator(handshake.directionKey(transcript, dialler)),
-        new MessageAuthenticator(handshake.directionKey(transcript, !dialler)));
+  /**
+   * The sealers of the connection whose handshake had {@code transcript}, for the side that dialled or listened,
+   * with the {@code protection} both sides agreed on.
+   */
+  public static LinkKeys of(SecretHandshake handshake, byte[] transcript, boolean dialler, DataProtection protection) {
+    return new LinkKeys(handshake.sealer(transcript, dialler, protection),
+        handshake.sealer(transcript, !dialler, protection));
   }
 }

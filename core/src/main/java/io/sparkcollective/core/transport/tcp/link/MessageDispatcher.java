@@ -1,7 +1,7 @@
 package io.sparkcollective.core.transport.tcp.link;
 
 import io.netty.buffer.ByteBuf;
-import io.sparkcollective.core.auth.MessageAuthenticator;
+import io.sparkcollective.core.auth.MessageSealer;
 import io.sparkcollective.core.transport.Frame;
 import io.sparkcollective.core.transport.tcp.protocol.ControlMessages;
 import io.sparkcollective.core.transport.tcp.protocol.DataHeader;
@@ -18,20 +18,21 @@ public final class MessageDispatcher {
   /**
    * Hands one message of type {@code type} ({@code in} just past the type byte, the length field may be gone;
    * the caller keeps ownership) from {@code remoteKey} to {@code inbound}; {@code header} is the reading
-   * side's DATA header view; {@code incoming} checks the tags of the connection's messages (null between ranks of
-   * one endpoint, whose messages never leave the process). Returns why the connection must be closed (unknown
-   * type, truncated or forged message), else null; the caller logs it.
+   * side's DATA header view; {@code incoming} opens the connection's sealed messages (null between ranks of one
+   * endpoint, whose messages never leave the process). Nothing of a sealed message is used before it opened.
+   * Returns why the connection must be closed (unknown type, truncated or forged message), else null; the caller
+   * logs it.
    */
   public static String dispatch(Inbound inbound, String remoteKey, byte type, ByteBuf in, DataHeader header,
-      MessageAuthenticator incoming) {
-    if (type == WireFormat.DATA) {
-      return data(inbound, remoteKey, in, header);
-    }
-    if (incoming != null) {
+      MessageSealer incoming) {
+    if (incoming != null && MessageTags.sealed(type, incoming)) {
       String bad = MessageTags.open(type, in, incoming);
       if (bad != null) {
         return bad;
       }
+    }
+    if (type == WireFormat.DATA) {
+      return data(inbound, remoteKey, in, header);
     }
     return ControlMessages.decode(remoteKey, type, in, inbound);
   }

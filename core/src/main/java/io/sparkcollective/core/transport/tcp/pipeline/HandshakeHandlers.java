@@ -6,6 +6,7 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.util.concurrent.Promise;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.sparkcollective.core.api.CollectiveAuthenticationException;
+import io.sparkcollective.core.auth.DataProtection;
 import io.sparkcollective.core.auth.SecretHandshake;
 import io.sparkcollective.core.transport.tcp.link.Link;
 import io.sparkcollective.core.transport.tcp.link.LinkKeys;
@@ -21,7 +22,7 @@ import java.util.concurrent.TimeUnit;
  * connection goes on in its pipeline ({@link MessageHandler}) or to the socket adopter.
  *
  * <pre>
- *  HELLO     (16): version u32, nonce 32 bytes, from: u16 length + UTF-8, to: u16 length + UTF-8
+ *  HELLO     (16): version u32, protection u8, nonce 32 bytes, from: u16 length + UTF-8, to: u16 length + UTF-8
  *  CHALLENGE (17): version u32, nonce 32 bytes, proof 32 bytes
  *  RESPONSE  (18): proof 32 bytes
  *  ACCEPT    (19): empty
@@ -107,6 +108,7 @@ final class HandshakeHandlers {
       ByteBuf out = ctx.alloc().buffer();
       WireFormat.begin(out, WireFormat.HELLO);
       out.writeIntLE(SecretHandshake.VERSION);
+      out.writeByte(context.protection().wireCode());
       out.writeBytes(clientNonce);
       writeName(out, context.addressKey());
       writeName(out, remoteKey);
@@ -126,7 +128,7 @@ final class HandshakeHandlers {
           challenge(ctx, in);
         } else if (state == State.RESPONSE_SENT && type == WireFormat.ACCEPT && !in.isReadable()) {
           state = State.DONE;
-          LinkKeys keys = LinkKeys.of(context.handshake, transcript, true);
+          LinkKeys keys = LinkKeys.of(context.handshake, transcript, true, context.protection());
           if (context.adopter != null) {
             ctx.pipeline().remove(this);
             context.detach(ctx.channel(), remoteKey, true, keys, done);
@@ -159,7 +161,8 @@ final class HandshakeHandlers {
             + SecretHandshake.VERSION);
         return;
       }
-      transcript = SecretHandshake.transcript(version, clientNonce, serverNonce, context.addressKey(), remoteKey);
+      transcript = SecretHandshake.transcript(version, context.protection(), clientNonce, serverNonce,
+          context.addressKey(), remoteKey);
       if (!SecretHandshake.matches(context.handshake.serverProof(transcript), proof)) {
         fail(ctx, "endpoint " + remoteKey + " failed authentication (it does not know the shared secret, or "
             + "answered another endpoint's hello)");
@@ -283,7 +286,7 @@ final class HandshakeHandlers {
     }
 
     private void hello(ChannelHandlerContext ctx, ByteBuf in) {
-      if (in.readableBytes() < Integer.BYTES + SecretHandshake.NONCE_BYTES) {
+      if (in.readableBytes() < Integer.BYTES + 1 + SecretHandshake.NONCE_BYTES) {
         reject(ctx, "malformed hello");
         return;
       }
@@ -291,6 +294,14 @@ final class HandshakeHandlers {
       if (version != SecretHandshake.VERSION) {
         reject(ctx, "protocol version " + version + " is not supported; this endpoint speaks version "
             + SecretHandshake.VERSION);
+        return;
+      }
+      int code = in.readUnsignedByte();
+      DataProtection protection = DataProtection.ofWireCode(code);
+      if (protection != context.protection()) {
+        reject(ctx, "the dialler's data protection is " + (protection == null ? "unknown (" + code + ")"
+            : protection.toString()) + ", this endpoint's " + context.protection() + " (set "
+            + "transport.dataProtection the same on every executor)");
         return;
       }
       byte[] clientNonce = read(in, SecretHandshake.NONCE_BYTES);
@@ -307,7 +318,7 @@ final class HandshakeHandlers {
         return;
       }
       byte[] serverNonce = SecretHandshake.nonce();
-      transcript = SecretHandshake.transcript(version, clientNonce, serverNonce, from, to);
+      transcript = SecretHandshake.transcript(version, protection, clientNonce, serverNonce, from, to);
       state = State.AWAIT_RESPONSE;
       ByteBuf out = ctx.alloc().buffer();
       WireFormat.begin(out, WireFormat.CHALLENGE);
@@ -325,7 +336,7 @@ final class HandshakeHandlers {
       }
       state = State.DONE;
       finish();
-      LinkKeys keys = LinkKeys.of(context.handshake, transcript, false);
+      LinkKeys keys = LinkKeys.of(context.handshake, transcript, false, context.protection());
       if (context.adopter != null) {
         // No read after ACCEPT: the dialling side speaks next, and by then the socket is no longer Netty's.
         ctx.channel().config().setAutoRead(false);

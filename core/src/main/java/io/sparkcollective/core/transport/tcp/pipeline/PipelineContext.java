@@ -3,6 +3,7 @@ package io.sparkcollective.core.transport.tcp.pipeline;
 import io.netty.channel.Channel;
 import io.netty.util.concurrent.Promise;
 import io.sparkcollective.core.auth.SecretHandshake;
+import io.sparkcollective.core.auth.DataProtection;
 import io.sparkcollective.core.config.CollectiveConfig;
 import io.sparkcollective.core.config.Tuning;
 import io.sparkcollective.core.time.NanoClock;
@@ -43,6 +44,11 @@ final class PipelineContext {
   /** Refusals, rate-limited per remote address. */
   final RateLimitedLog refusalLog = new RateLimitedLog(LoggerFactory.getLogger(HandshakeHandlers.class),
       NanoClock.SYSTEM, Tuning.WARNINGS_PER_ADDRESS, Tuning.WARNING_INTERVAL_MS);
+
+  /** What the messages of this endpoint's connections carry besides their bytes (the same on both ends). */
+  DataProtection protection() {
+    return config.dataProtection();
+  }
 
   PipelineContext(CollectiveConfig config, SecretHandshake handshake, Supplier<String> addressKey,
       Inbound inbound, LinkListener links, SocketAdopter adopter) {

@@ -4,18 +4,19 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundHandlerAdapter;
 import io.netty.channel.ChannelPromise;
-import io.sparkcollective.core.auth.MessageAuthenticator;
+import io.sparkcollective.core.auth.MessageSealer;
 import io.sparkcollective.core.transport.tcp.link.MessageTags;
 import io.sparkcollective.core.transport.tcp.protocol.WireFormat;
 
 /**
- * Tags the messages an authenticated connection writes (all but DATA), on the connection's event loop, so
- * in exactly the order they leave: the peer's count of tagged messages stays in step with this one's.
+ * Seals the messages an authenticated connection writes (DATA too if its protection says so), on the
+ * connection's event loop, so in exactly the order they leave: the peer's count of sealed messages stays in
+ * step with this one's.
  */
 final class TagSealer extends ChannelOutboundHandlerAdapter {
-  private final MessageAuthenticator outgoing;
+  private final MessageSealer outgoing;
 
-  TagSealer(MessageAuthenticator outgoing) {
+  TagSealer(MessageSealer outgoing) {
     this.outgoing = outgoing;
   }
 
@@ -24,7 +25,7 @@ final class TagSealer extends ChannelOutboundHandlerAdapter {
     if (msg instanceof ByteBuf) {
       ByteBuf b = (ByteBuf) msg;
       if (b.readableBytes() > WireFormat.TYPE_OFFSET
-          && MessageTags.tagged(b.getByte(b.readerIndex() + WireFormat.TYPE_OFFSET))) {
+          && MessageTags.sealed(b.getByte(b.readerIndex() + WireFormat.TYPE_OFFSET), outgoing)) {
         MessageTags.seal(b, outgoing);
       }
     }

@@ -21,7 +21,7 @@ import java.nio.charset.StandardCharsets;
  * </pre>
  *
  * On an authenticated connection every one of them ends with a tag (see
- * {@link io.sparkcollective.core.auth.MessageAuthenticator}), which the reader checks and removes first.
+ * {@link io.sparkcollective.core.auth.MessageSealer}), which the reader opens and removes first.
  *
  * Group messages name the group (a 64-bit id of its name), the sending rank and the rank they are for;
  * ABORT also names the rank whose failure it reports.

@@ -15,7 +15,8 @@ import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.util.concurrent.Promise;
 import io.sparkcollective.core.api.CollectiveAuthenticationException;
-import io.sparkcollective.core.auth.MessageAuthenticator;
+import io.sparkcollective.core.auth.DataProtection;
+import io.sparkcollective.core.auth.MessageSealer;
 import io.sparkcollective.core.auth.SecretHandshake;
 import io.sparkcollective.core.config.CollectiveConfig;
 import io.sparkcollective.core.config.Tuning;
@@ -70,6 +71,10 @@ class HandshakeHandlersTest {
     return new byte[] {(byte) v, (byte) (v >> 8), (byte) (v >> 16), (byte) (v >> 24)};
   }
 
+  private static byte[] transcript(byte[] clientNonce, byte[] serverNonce, String from, String to) {
+    return SecretHandshake.transcript(SecretHandshake.VERSION, DataProtection.NONE, clientNonce, serverNonce, from, to);
+  }
+
   private static final String SELF = "127.0.0.1:7000";
   private static final String PEER = "127.0.0.1:7001";
 
@@ -83,7 +88,8 @@ class HandshakeHandlersTest {
   }
 
   private static ByteBuf hello(int v, byte[] nonce, String from, String to) {
-    return message(WireFormat.HELLO, version(v), nonce, name(from), name(to));
+    return message(WireFormat.HELLO, version(v), new byte[] {DataProtection.NONE.wireCode()}, nonce, name(from),
+        name(to));
   }
 
   private static ByteBuf hello(byte[] nonce) {
@@ -124,7 +130,7 @@ class HandshakeHandlersTest {
     assertEquals(WireFormat.CHALLENGE, challenge.readByte());
     assertEquals(SecretHandshake.VERSION, challenge.readIntLE());
     byte[] serverNonce = bytes(challenge, SecretHandshake.NONCE_BYTES);
-    byte[] t = SecretHandshake.transcript(SecretHandshake.VERSION, clientNonce, serverNonce, PEER, SELF);
+    byte[] t = transcript(clientNonce, serverNonce, PEER, SELF);
     assertArrayEquals(KEYS.serverProof(t), bytes(challenge, SecretHandshake.MAC_BYTES),
         "the server proves it knows the secret, over both nonces and both names");
     assertFalse(challenge.isReadable());
@@ -140,7 +146,7 @@ class HandshakeHandlersTest {
     assertEquals(1, groups.opened.size());
     assertTrue(ch.isActive());
 
-    MessageAuthenticator dialler = new MessageAuthenticator(KEYS.directionKey(t, true));
+    MessageSealer dialler = KEYS.sealer(t, true, DataProtection.NONE);
     ByteBuf join = ControlMessages.join(ch.alloc(), 0xABCL, 1, 0, 2);
     MessageTags.seal(join, dialler);
     ch.writeInbound(join);
@@ -249,6 +255,7 @@ class HandshakeHandlersTest {
     ByteBuf hello = sent(ch);
     assertEquals(WireFormat.HELLO, hello.readByte());
     assertEquals(SecretHandshake.VERSION, hello.readIntLE());
+    assertEquals(DataProtection.NONE.wireCode(), hello.readByte(), "the client names its data protection");
     byte[] nonce = bytes(hello, SecretHandshake.NONCE_BYTES);
     assertEquals(SELF.length(), hello.readUnsignedShortLE());
     assertEquals(SELF, hello.readCharSequence(SELF.length(), StandardCharsets.UTF_8).toString(),
@@ -266,7 +273,7 @@ class HandshakeHandlersTest {
     EmbeddedChannel ch = client(done);
     byte[] clientNonce = helloOf(ch);
     byte[] serverNonce = SecretHandshake.nonce();
-    byte[] t = SecretHandshake.transcript(SecretHandshake.VERSION, clientNonce, serverNonce, SELF, PEER);
+    byte[] t = transcript(clientNonce, serverNonce, SELF, PEER);
     ch.writeInbound(message(WireFormat.CHALLENGE, version(SecretHandshake.VERSION), serverNonce,
         KEYS.serverProof(t)));
     ByteBuf response = sent(ch);
@@ -291,7 +298,7 @@ class HandshakeHandlersTest {
     byte[] serverNonce = SecretHandshake.nonce();
     ch.writeInbound(message(WireFormat.CHALLENGE, version(SecretHandshake.VERSION), serverNonce,
         new SecretHandshake("another secret").serverProof(
-            SecretHandshake.transcript(SecretHandshake.VERSION, clientNonce, serverNonce, SELF, PEER))));
+            transcript(clientNonce, serverNonce, SELF, PEER))));
     assertNull(sent(ch), "no response to an impostor");
     assertFalse(ch.isActive());
     CollectiveAuthenticationException e = assertInstanceOf(CollectiveAuthenticationException.class,

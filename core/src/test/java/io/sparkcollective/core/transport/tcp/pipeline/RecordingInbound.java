@@ -22,7 +22,7 @@ final class RecordingInbound implements Inbound, LinkListener {
   final List<Link> opened = new ArrayList<>();
 
   RecordingInbound(int maxFrameBytes) {
-    this.pool = new FramePool(maxFrameBytes, DataHeader.BYTES);
+    this.pool = new FramePool(maxFrameBytes, DataHeader.BYTES, 16);
   }
 
   @Override

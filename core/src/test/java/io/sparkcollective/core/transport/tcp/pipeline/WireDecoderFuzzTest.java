@@ -7,6 +7,7 @@ import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.DecoderException;
+import io.sparkcollective.core.auth.DataProtection;
 import io.sparkcollective.core.auth.SecretHandshake;
 import io.sparkcollective.core.config.CollectiveConfig;
 import io.sparkcollective.core.config.Tuning;
@@ -31,7 +32,8 @@ class WireDecoderFuzzTest {
   private static RecordingInbound groups;
   private static PipelineContext context;
   /** Keys of no real exchange: tagged messages fail their check, the rest (DATA) is decoded as it comes. */
-  private static final LinkKeys KEYS = LinkKeys.of(new SecretHandshake(TcpCluster.SECRET), new byte[16], false);
+  private static final LinkKeys KEYS = LinkKeys.of(new SecretHandshake(TcpCluster.SECRET), new byte[16], false,
+      DataProtection.NONE);
 
   @BeforeAll
   static void start() {

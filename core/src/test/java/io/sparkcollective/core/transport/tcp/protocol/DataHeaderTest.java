@@ -29,7 +29,7 @@ class DataHeaderTest {
 
   @Test
   void shouldReadBackEveryFieldItWroteFromBothBufferKinds() {
-    FramePool pool = new FramePool(1 << 16, DataHeader.BYTES);
+    FramePool pool = new FramePool(1 << 16, DataHeader.BYTES, 16);
     Frame f = pool.acquire(24);
     // Values with their high bits set, so a sign or width error shows.
     f.header(0xF1, 0xFFEE, 0x7A6B5C4D3E2F1001L, 0x7FFF0001, 3, 0xF2, 0xF3, 0x7EEE0002, 0xF4, 0x7000000000000003L,
