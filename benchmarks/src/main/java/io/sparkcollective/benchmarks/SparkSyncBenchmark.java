@@ -449,7 +449,7 @@ public final class SparkSyncBenchmark {
     }
     md.append('\n');
     LineChart chart = new LineChart("Gradient sync time across " + tasks + " barrier tasks (median)",
-        "float32 parameters", "ms per sync").logX().logY().xTicks(SparkSyncBenchmark::count);
+        "float32 parameters", "ms per sync").countX().logY();
     Map<String, double[]> curves = new LinkedHashMap<>();
     int row = 0;
     for (Map.Entry<Long, Map<String, Result>> e : table.entrySet()) {

@@ -14,7 +14,7 @@ import java.util.regex.Pattern;
 /**
  * Turns the outputs of {@code benchmarks/compare-tcp.sh} into {@code report.md} (latency and busbw of
  * spark-collective against Open MPI over TCP, as ratios from the same sitting, with the iperf3 ceiling) and
- * {@code chart.png} (busbw against message size).
+ * {@code chart.png} and {@code chart.svg} (busbw against message size).
  */
 public final class SweepReport {
   private SweepReport() {}
@@ -71,7 +71,7 @@ public final class SweepReport {
     md.append("float32 SUM, one process per rank, medians of 7 repetitions, measured back to back. Ratios < 1 for ")
         .append("latency and > 1 for busbw favour spark-collective.\n");
     LineChart chart = new LineChart("all-reduce busbw vs message size, float32 SUM on loopback", "bytes",
-        "busbw (GB/s)").logX().xTicks(SweepReport::bytes);
+        "busbw (GB/s)").bytesX();
     for (int i = 1; i < args.length; i++) {
       int n = Integer.parseInt(args[i]);
       Map<Long, Row> mpi = parseTable(dir.resolve("mpi-" + n + ".txt"));
@@ -113,11 +113,5 @@ public final class SweepReport {
       y[i++] = r.busbw;
     }
     chart.add(name, x, y, dashed);
-  }
-
-  /** 4, 64, 1K, 16K, 1M, 64M. */
-  static String bytes(double b) {
-    long v = Math.round(b);
-    return v >= (1 << 20) ? (v >> 20) + "M" : v >= 1024 ? (v >> 10) + "K" : Long.toString(v);
   }
 }

@@ -284,10 +284,8 @@ public final class TrainingJob {
     StringBuilder md = new StringBuilder();
     md.append("| gradient sync | iterations | time/iteration (median, ms) | sync/iteration (median, ms) "
         + "| final objective | final accuracy |\n|---|---:|---:|---:|---:|---:|\n");
-    LineChart loss = new LineChart("Training objective per iteration", "iteration", "objective")
-        .xTicks(v -> String.format(Locale.ROOT, "%.0f", v));
-    LineChart time = new LineChart("Time per iteration (wall, seen from the driver)", "iteration", "ms").logY()
-        .xTicks(v -> String.format(Locale.ROOT, "%.0f", v));
+    LineChart loss = new LineChart("Training objective per iteration", "iteration", "objective");
+    LineChart time = new LineChart("Time per iteration (wall, seen from the driver)", "iteration", "ms").logY();
     double ours = Double.NaN;
     for (Map.Entry<String, Trainer.Result> e : runs.entrySet()) {
       List<Iteration> h = e.getValue().history;

@@ -2,45 +2,48 @@ package io.sparkcollective.examples.report;
 
 import java.awt.BasicStroke;
 import java.awt.Color;
-import java.awt.Font;
-import java.awt.Graphics2D;
-import java.awt.RenderingHints;
-import java.awt.image.BufferedImage;
+import java.awt.Rectangle;
 import java.io.IOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Locale;
+import java.text.FieldPosition;
+import java.text.NumberFormat;
+import java.text.ParsePosition;
 import java.util.function.DoubleFunction;
-import javax.imageio.ImageIO;
+import org.apache.batik.svggen.SVGGraphics2D;
+import org.jfree.chart.ChartFactory;
+import org.jfree.chart.ChartUtils;
+import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.axis.NumberAxis;
+import org.jfree.chart.axis.NumberTickUnit;
+import org.jfree.chart.axis.ValueAxis;
+import org.jfree.chart.plot.PlotOrientation;
+import org.jfree.chart.plot.XYPlot;
+import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
+import org.jfree.data.xy.XYSeries;
+import org.jfree.data.xy.XYSeriesCollection;
 
-/** A small PNG line chart (headless AWT, no extra library): several named series, linear or log axes. */
+/**
+ * A line chart of named series, drawn by JFreeChart and written as PNG and SVG: linear or logarithmic axes;
+ * a {@link #bytesX() byte axis} has ticks at powers of two labelled 4 B, 64 KiB, 1 MiB; a
+ * {@link #countX() count axis} at powers of ten labelled 1K, 1M.
+ */
 public final class LineChart {
-  private static final Color[] PALETTE = {new Color(0x1f77b4), new Color(0xd62728), new Color(0x2ca02c),
-      new Color(0xff7f0e), new Color(0x9467bd), new Color(0x8c564b), new Color(0xe377c2), new Color(0x7f7f7f)};
+  private static final int WIDTH = 1000;
+  private static final int HEIGHT = 600;
 
   private final String title;
   private final String xLabel;
   private final String yLabel;
-  private boolean logX;
+  private final XYSeriesCollection data = new XYSeriesCollection();
+  private final java.util.List<Boolean> dashed = new java.util.ArrayList<>();
   private boolean logY;
-  private DoubleFunction<String> xTicks = v -> format(v);
-  private final List<Series> series = new ArrayList<>();
-
-  private static final class Series {
-    final String name;
-    final double[] x;
-    final double[] y;
-    final boolean dashed;
-
-    Series(String name, double[] x, double[] y, boolean dashed) {
-      this.name = name;
-      this.x = x;
-      this.y = y;
-      this.dashed = dashed;
-    }
-  }
+  /** Ticks of a logarithmic x axis: base and label, or null for a linear axis of whole numbers. */
+  private double xBase;
+  private DoubleFunction<String> xLabels;
 
   public LineChart(String title, String xLabel, String yLabel) {
     System.setProperty("java.awt.headless", "true");
@@ -49,19 +52,25 @@ public final class LineChart {
     this.yLabel = yLabel;
   }
 
-  public LineChart logX() {
-    this.logX = true;
+  /** The x axis is logarithmic in sizes of bytes: ticks every factor of 4, labelled in B, KiB, MiB, GiB. */
+  public LineChart bytesX() {
+    return logX(2, LineChart::bytes);
+  }
+
+  /** The x axis is logarithmic in counts: ticks every factor of 10, labelled 1, 10, 100, 1K, 10K, 1M. */
+  public LineChart countX() {
+    return logX(10, LineChart::count);
+  }
+
+  private LineChart logX(double base, DoubleFunction<String> labels) {
+    this.xBase = base;
+    this.xLabels = labels;
     return this;
   }
 
+  /** The y axis is logarithmic (base 10). */
   public LineChart logY() {
     this.logY = true;
-    return this;
-  }
-
-  /** How x tick values are written (e.g. byte sizes). */
-  public LineChart xTicks(DoubleFunction<String> format) {
-    this.xTicks = format;
     return this;
   }
 
@@ -69,152 +78,131 @@ public final class LineChart {
     return add(name, x, y, false);
   }
 
-  public LineChart add(String name, double[] x, double[] y, boolean dashed) {
+  public LineChart add(String name, double[] x, double[] y, boolean dashedLine) {
     if (x.length != y.length) {
       throw new IllegalArgumentException("series " + name + " has " + x.length + " x and " + y.length + " y values");
     }
-    series.add(new Series(name, x.clone(), y.clone(), dashed));
+    XYSeries s = new XYSeries(name, false, true);
+    for (int i = 0; i < x.length; i++) {
+      if (!Double.isNaN(y[i]) && (!logY || y[i] > 0)) {
+        s.add(x[i], y[i]);
+      }
+    }
+    data.addSeries(s);
+    dashed.add(dashedLine);
     return this;
   }
 
-  private static String format(double v) {
-    double a = Math.abs(v);
-    if (a != 0 && (a >= 1e5 || a < 1e-2)) {
-      return String.format(Locale.ROOT, "%.1e", v);
-    }
-    return a >= 100 || v == Math.rint(v) ? String.format(Locale.ROOT, "%.0f", v)
-        : String.format(Locale.ROOT, "%.3g", v);
-  }
-
-  private double tx(double v, boolean log) {
-    return log ? Math.log10(v) : v;
-  }
-
-  /** Writes the chart; points that cannot be drawn (NaN, or not positive on a log axis) are skipped. */
+  /** Writes the chart to {@code png}, and as SVG next to it (same name, {@code .svg}). */
   public void write(Path png) throws IOException {
-    int w = 960;
-    int h = 540;
-    int left = 90;
-    int right = 300;
-    int top = 45;
-    int bottom = 60;
-    double[] xr = {Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY};
-    double[] yr = {Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY};
-    for (Series s : series) {
-      for (int i = 0; i < s.x.length; i++) {
-        if (drawable(s.x[i], logX) && drawable(s.y[i], logY)) {
-          xr[0] = Math.min(xr[0], tx(s.x[i], logX));
-          xr[1] = Math.max(xr[1], tx(s.x[i], logX));
-          yr[0] = Math.min(yr[0], tx(s.y[i], logY));
-          yr[1] = Math.max(yr[1], tx(s.y[i], logY));
-        }
-      }
+    JFreeChart chart = chart();
+    ChartUtils.saveChartAsPNG(png.toFile(), chart, WIDTH, HEIGHT);
+    String name = png.getFileName().toString();
+    Path svg = png.resolveSibling(name.replaceFirst("\\.png$", "") + ".svg");
+    SVGGraphics2D g;
+    try {
+      g = new SVGGraphics2D(javax.xml.parsers.DocumentBuilderFactory.newInstance().newDocumentBuilder()
+          .getDOMImplementation().createDocument("http://www.w3.org/2000/svg", "svg", null));
+    } catch (javax.xml.parsers.ParserConfigurationException e) {
+      throw new IOException("no XML document builder for the SVG", e);
     }
-    if (xr[0] > xr[1]) {
-      xr = new double[] {0, 1};
-      yr = new double[] {0, 1};
+    g.setSVGCanvasSize(new java.awt.Dimension(WIDTH, HEIGHT));
+    chart.draw(g, new Rectangle(WIDTH, HEIGHT));
+    try (Writer w = Files.newBufferedWriter(svg, StandardCharsets.UTF_8)) {
+      g.stream(w, true);
     }
-    if (!logY && yr[0] > 0) {
-      yr[0] = 0;
-    }
-    if (xr[1] - xr[0] == 0) {
-      xr[1] = xr[0] + 1;
-    }
-    if (yr[1] - yr[0] == 0) {
-      yr[1] = yr[0] + 1;
-    }
-    yr[1] += (yr[1] - yr[0]) * 0.05;
-    BufferedImage img = new BufferedImage(w, h, BufferedImage.TYPE_INT_RGB);
-    Graphics2D g = img.createGraphics();
-    g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
-    g.setColor(Color.WHITE);
-    g.fillRect(0, 0, w, h);
-    g.setColor(Color.BLACK);
-    g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 14));
-    g.drawString(title, left, 25);
-    g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
-    int plotW = w - left - right;
-    int plotH = h - top - bottom;
-    for (double v : ticks(xr, logX)) {
-      int x = left + (int) Math.round((v - xr[0]) / (xr[1] - xr[0]) * plotW);
-      g.setColor(new Color(0xe0e0e0));
-      g.drawLine(x, top, x, h - bottom);
-      g.setColor(Color.BLACK);
-      String label = xTicks.apply(logX ? Math.pow(10, v) : v);
-      g.drawString(label, x - g.getFontMetrics().stringWidth(label) / 2, h - bottom + 18);
-    }
-    for (double v : ticks(yr, logY)) {
-      int y = h - bottom - (int) Math.round((v - yr[0]) / (yr[1] - yr[0]) * plotH);
-      g.setColor(new Color(0xe0e0e0));
-      g.drawLine(left, y, w - right, y);
-      g.setColor(Color.BLACK);
-      String label = format(logY ? Math.pow(10, v) : v);
-      g.drawString(label, left - 8 - g.getFontMetrics().stringWidth(label), y + 4);
-    }
-    g.drawRect(left, top, plotW, plotH);
-    g.drawString(xLabel + (logX ? " (log)" : ""), left + plotW / 2 - 40, h - 18);
-    Graphics2D rotated = (Graphics2D) g.create();
-    rotated.rotate(-Math.PI / 2);
-    rotated.drawString(yLabel + (logY ? " (log)" : ""), -(top + plotH / 2 + 60), 20);
-    rotated.dispose();
-    int legendY = top + 12;
-    for (int si = 0; si < series.size(); si++) {
-      Series s = series.get(si);
-      g.setColor(PALETTE[si % PALETTE.length]);
-      float[] pattern = s.dashed ? new float[] {6f, 4f} : null;
-      g.setStroke(new BasicStroke(2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, pattern, 0f));
-      int px = Integer.MIN_VALUE;
-      int py = 0;
-      for (int i = 0; i < s.x.length; i++) {
-        if (!drawable(s.x[i], logX) || !drawable(s.y[i], logY)) {
-          px = Integer.MIN_VALUE;
-          continue;
-        }
-        int x = left + (int) Math.round((tx(s.x[i], logX) - xr[0]) / (xr[1] - xr[0]) * plotW);
-        int y = h - bottom - (int) Math.round((tx(s.y[i], logY) - yr[0]) / (yr[1] - yr[0]) * plotH);
-        if (px != Integer.MIN_VALUE) {
-          g.drawLine(px, py, x, y);
-        }
-        if (s.x.length <= 40) {
-          g.fillOval(x - 3, y - 3, 6, 6);
-        }
-        px = x;
-        py = y;
-      }
-      g.drawLine(w - right + 15, legendY, w - right + 45, legendY);
-      g.setColor(Color.BLACK);
-      g.drawString(s.name, w - right + 52, legendY + 4);
-      legendY += 20;
-    }
-    g.dispose();
-    Path parent = png.toAbsolutePath().getParent();
-    if (parent != null) {
-      Files.createDirectories(parent);
-    }
-    ImageIO.write(img, "png", png.toFile());
   }
 
-  /** Tick positions (in axis units): powers of ten on a log axis spanning two or more, else six even steps. */
-  private static double[] ticks(double[] range, boolean log) {
-    if (log) {
-      int from = (int) Math.ceil(range[0] - 1e-9);
-      int to = (int) Math.floor(range[1] + 1e-9);
-      if (to - from >= 1 && to - from <= 10) {
-        double[] t = new double[to - from + 1];
-        for (int i = 0; i < t.length; i++) {
-          t[i] = from + i;
-        }
-        return t;
-      }
+  /** The chart as drawn (package-private for tests). */
+  JFreeChart chart() {
+    JFreeChart chart = ChartFactory.createXYLineChart(title, xLabel, yLabel, data, PlotOrientation.VERTICAL,
+        true, false, false);
+    chart.setBackgroundPaint(Color.WHITE);
+    XYPlot plot = chart.getXYPlot();
+    plot.setBackgroundPaint(Color.WHITE);
+    plot.setDomainGridlinePaint(new Color(0xdddddd));
+    plot.setRangeGridlinePaint(new Color(0xdddddd));
+    XYLineAndShapeRenderer r = new XYLineAndShapeRenderer(true, true);
+    for (int i = 0; i < dashed.size(); i++) {
+      r.setSeriesStroke(i, dashed.get(i) ? new BasicStroke(2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f,
+          new float[] {6f, 4f}, 0f) : new BasicStroke(2f));
     }
-    double[] t = new double[6];
-    for (int i = 0; i < t.length; i++) {
-      t[i] = range[0] + (range[1] - range[0]) * i / 5;
+    plot.setRenderer(r);
+    if (xLabels != null) {
+      LogAxis x = new LogAxis(xLabel);
+      x.setBase(xBase);
+      // Ticks are counted in powers of the base: 2 for bytes (every factor of 4), 1 for counts.
+      x.setTickUnit(new NumberTickUnit(xBase == 2 ? 2 : 1));
+      x.setMinorTickMarksVisible(false);
+      x.setNumberFormatOverride(format(xLabels));
+      plot.setDomainAxis(x);
+    } else {
+      NumberAxis x = (NumberAxis) plot.getDomainAxis();
+      x.setStandardTickUnits(NumberAxis.createIntegerTickUnits());
+      x.setAutoRangeIncludesZero(false);
     }
-    return t;
+    if (logY) {
+      LogAxis y = new LogAxis(yLabel);
+      y.setBase(10);
+      y.setTickUnit(new NumberTickUnit(1));
+      y.setMinorTickMarksVisible(true);
+      y.setNumberFormatOverride(format(LineChart::plain));
+      plot.setRangeAxis(y);
+    } else {
+      ValueAxis y = plot.getRangeAxis();
+      ((NumberAxis) y).setAutoRangeIncludesZero(true);
+    }
+    return chart;
   }
 
-  private static boolean drawable(double v, boolean log) {
-    return Double.isFinite(v) && (!log || v > 0);
+  /** A size in bytes as 4 B, 64 KiB, 1 MiB, 2 GiB. */
+  public static String bytes(double v) {
+    String[] units = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (v >= 1024 && u < units.length - 1) {
+      v /= 1024;
+      u++;
+    }
+    return plain(v) + " " + units[u];
+  }
+
+  /** A count as 1, 10, 100, 1K, 10K, 1M, 1G. */
+  public static String count(double v) {
+    String[] units = {"", "K", "M", "G"};
+    int u = 0;
+    while (v >= 1000 && u < units.length - 1) {
+      v /= 1000;
+      u++;
+    }
+    return plain(v) + units[u];
+  }
+
+  /** A number without needless digits: 4, 0.5, 2.25, 1.5e-05 stays readable. */
+  static String plain(double v) {
+    if (v == Math.rint(v) && Math.abs(v) < 1e15) {
+      return String.valueOf((long) v);
+    }
+    java.math.BigDecimal d = new java.math.BigDecimal(v).round(new java.math.MathContext(3));
+    return d.stripTrailingZeros().toPlainString();
+  }
+
+  /** A NumberFormat that writes tick values with {@code f} (JFreeChart asks a NumberFormat for tick labels). */
+  private static NumberFormat format(DoubleFunction<String> f) {
+    return new NumberFormat() {
+      @Override
+      public StringBuffer format(double number, StringBuffer to, FieldPosition pos) {
+        return to.append(f.apply(number));
+      }
+
+      @Override
+      public StringBuffer format(long number, StringBuffer to, FieldPosition pos) {
+        return to.append(f.apply(number));
+      }
+
+      @Override
+      public Number parse(String source, ParsePosition pos) {
+        throw new UnsupportedOperationException("tick labels are only written");
+      }
+    };
   }
 }
