@@ -5,7 +5,7 @@ import io.sparkcollective.core.api.CollectiveException;
 /**
  * Moves {@link Frame}s between the ranks of one group and keeps the group's failure state: what the
  * algorithms' links stand on. Implementations: {@code transport.local.LocalTransport} (ranks as threads of
- * one JVM) and the TCP transport; {@code transport.fault.FaultInjectingTransport} wraps either.
+ * one JVM) and the TCP transport; the tests' {@code transport.fault.FaultInjectingTransport} wraps either.
  *
  * <p>Contract: {@link #send} never waits for the receiver (it queues), frames between two ranks arrive in
  * the order sent, and {@link #receive} matches frames by (source, stream, sequence). Once the transport has
