@@ -47,17 +47,9 @@ class ExampleScriptsIT {
 
   @Test
   void trainingJobRunsThroughSparkSubmitWithThePluginJarAndTheSampleConfig(@TempDir Path dir) throws Exception {
-    Path pluginJar;
-    try (java.util.stream.Stream<Path> s = Files.list(REPO.resolve("spark-plugin/target"))) {
-      pluginJar = s.filter(f -> f.getFileName().toString().matches("spark-collective-spark-[^-]+(-SNAPSHOT)?\\.jar"))
-          .findFirst().orElseThrow(() -> new AssertionError("no plugin jar in spark-plugin/target"));
-    }
-    Path appJar;
-    try (java.util.stream.Stream<Path> s = Files.list(REPO.resolve("examples/target"))) {
-      // The plain examples jar: only the examples' classes, so the plugin and the engine come from --jars.
-      appJar = s.filter(f -> f.getFileName().toString().matches("spark-collective-examples-[^-]+(-SNAPSHOT)?\\.jar"))
-          .findFirst().orElseThrow(() -> new AssertionError("no examples jar in examples/target"));
-    }
+    Path pluginJar = jar("spark-plugin", "spark-collective-spark");
+    // The plain examples jar: only the examples' classes, so the plugin and the engine come from --jars.
+    Path appJar = jar("examples", "spark-collective-examples");
     Path out = dir.resolve("training");
     // With the sample configuration as it ships, loaded by spark-submit's own --properties-file.
     String log = run(dir.resolve("job.log"), 420, "bash", "examples/spark-submit.sh",
@@ -81,6 +73,23 @@ class ExampleScriptsIT {
     assertEquals(finals.get(0), finals.get(1), 1e-5, log);
     assertTrue(isPng(out.resolve("loss.png")) && isPng(out.resolve("time-per-iteration.png")), "charts written");
     assertTrue(Files.readString(out.resolve("summary.md")).contains("less time per iteration"), "summary written");
+  }
+
+  @Test
+  void theReadmesScalaSnippetRunsCompiled(@TempDir Path dir) throws Exception {
+    String log = run(dir.resolve("scala.log"), 300, "bash", "examples/spark-submit.sh",
+        "--master", "local-cluster[2,1,1024]", "--jars", jar("spark-plugin", "spark-collective-spark").toString(),
+        "--class", "io.sparkcollective.examples.ScalaQuickStart",
+        jar("examples", "spark-collective-examples").toString());
+    assertTrue(log.contains("scala quick start: 2 tasks, each holds the sum of all rows: true"), log);
+  }
+
+  /** The plain jar of {@code module}, named {@code artifact-<version>.jar}. */
+  private static Path jar(String module, String artifact) throws IOException {
+    try (java.util.stream.Stream<Path> s = Files.list(REPO.resolve(module + "/target"))) {
+      return s.filter(f -> f.getFileName().toString().matches(artifact + "-[^-]+(-SNAPSHOT)?\\.jar")).findFirst()
+          .orElseThrow(() -> new AssertionError("no " + artifact + " jar in " + module + "/target"));
+    }
   }
 
   @Test

@@ -8,7 +8,7 @@ import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 
 /** What the Spark tests share: a local-cluster configuration with the plugin, partitions, the MLlib-style sum. */
-final class SparkTests {
+public final class SparkTests {
   private SparkTests() {}
 
   /** Scala line of the Spark on the classpath; executors of a local-cluster need it in their environment. */
@@ -24,7 +24,7 @@ final class SparkTests {
   }
 
   /** An RDD whose partition i holds just the number i. */
-  static JavaRDD<Integer> partitions(JavaSparkContext sc, int n) {
+  public static JavaRDD<Integer> partitions(JavaSparkContext sc, int n) {
     List<Integer> ids = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       ids.add(i);
@@ -33,12 +33,12 @@ final class SparkTests {
   }
 
   /** A partition's gradient of a given length. */
-  interface Gradient extends Serializable {
+  public interface Gradient extends Serializable {
     float[] of(int partition, int length);
   }
 
   /** The sum of every partition's gradient by {@code treeAggregate}: how Spark users sync gradients today. */
-  static float[] treeAggregateSum(JavaRDD<Integer> parts, Gradient gradient, int length) {
+  public static float[] treeAggregateSum(JavaRDD<Integer> parts, Gradient gradient, int length) {
     return parts.treeAggregate(new float[length], (acc, p) -> {
       float[] g = gradient.of(p, length);
       for (int i = 0; i < length; i++) {
