@@ -28,6 +28,9 @@ import org.slf4j.LoggerFactory;
  * the task, its executor and its error. Ranks already in a formed group leave it through Spark's own kill of
  * the attempt's other tasks, which their waits check (see {@link CollectiveExecutorPlugin}); a WHY then gives
  * them the attempt's first failure for their error.
+ *
+ * <p>When a barrier task ends, its rank reports what it did; once every rank of a group has, the driver logs
+ * the stage attempt's summary and shows it in its metrics ({@link StageSummaries}).
  */
 public final class CollectiveDriverPlugin implements DriverPlugin {
   private static final Logger LOG = LoggerFactory.getLogger(CollectiveDriverPlugin.class);
@@ -38,7 +41,11 @@ public final class CollectiveDriverPlugin implements DriverPlugin {
   /** Failed stage attempts remembered (the oldest is forgotten first): far more than run at once. */
   private static final int FAILED_ATTEMPTS_KEPT = 4096;
 
+  /** The plugin running in this driver (tests), or null. */
+  private static volatile CollectiveDriverPlugin instance;
+
   private final Map<String, String> endpoints = new HashMap<>();
+  private final StageSummaries summaries = new StageSummaries();
   private final Map<String, Formation> groups = new HashMap<>();
   /** Why each recently failed stage attempt ("stage/attempt") failed: its first failure. */
   private final Map<String, Failure> failedAttempts = new java.util.LinkedHashMap<String, Failure>() {
@@ -61,6 +68,8 @@ public final class CollectiveDriverPlugin implements DriverPlugin {
       LOG.info("spark-collective connections use TLS");
     }
     sc.addSparkListener(new StageAttemptListener(this));
+    summaries.register(ctx.metricRegistry());
+    instance = this;
     if (SparkSettings.sparkAuthenticates(sc.getConf())) {
       // Every executor derives the secret from Spark's own: none crosses the RPC.
       LOG.info("spark-collective driver plugin ready; connections authenticate with Spark's application secret");
@@ -87,6 +96,13 @@ public final class CollectiveDriverPlugin implements DriverPlugin {
     }
     if (Messages.JOIN.equals(kind)) {
       return join(Messages.Join.decode((String[]) message)).encode();
+    }
+    if (Messages.STATS.equals(kind)) {
+      StageSummaries.Summary s = summaries.add(Messages.Stats.decode((String[]) message));
+      if (s != null) {
+        LOG.info("{}", s);
+      }
+      return Boolean.TRUE;
     }
     if (Messages.WHY.equals(kind)) {
       Messages.Why m = Messages.Why.decode((String[]) message);
@@ -224,6 +240,22 @@ public final class CollectiveDriverPlugin implements DriverPlugin {
       }
       return true;
     }
+  }
+
+  @Override
+  public void shutdown() {
+    if (instance == this) {
+      instance = null;
+    }
+  }
+
+  static CollectiveDriverPlugin instance() {
+    return instance;
+  }
+
+  /** The latest stage attempt's summary (once all its ranks reported), or null. */
+  StageSummaries.Summary lastSummary() {
+    return summaries.last();
   }
 
   /** For tests: groups still forming. */

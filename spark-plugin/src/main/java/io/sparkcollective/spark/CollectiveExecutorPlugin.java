@@ -222,6 +222,8 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     private final BarrierTaskContext task;
     private volatile String killReason;
     ManagedCommunicator comm;
+    /** What this rank did in the group, reported to the driver when the task ends. */
+    private StageStats stats;
 
     TaskGroup(BarrierTaskContext task, String name) {
       this.name = name;
@@ -300,8 +302,11 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
           List<InetSocketAddress> peers = PeerList.parse(String.join(",", reply.peers));
           ManagedCommunicator c = TcpGroup.join(endpoint, name, rank, peers, config,
               new SparkObjectSerializer(SparkEnv.get()), killed);
-          c.observe(metrics);
-          metrics.groupFormed(System.nanoTime() - start);
+          long formed = System.nanoTime() - start;
+          stats = new StageStats(metrics);
+          stats.formed(formed);
+          c.observe(stats);
+          metrics.groupFormed(formed);
           LOG.info("{} rank {} of {}: group formed in {} ms", name, rank, size,
               TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
           return c;
@@ -318,6 +323,7 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     void close() {
       if (comm != null) {
         comm.close();
+        report();
       }
     }
 
@@ -326,6 +332,19 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
         LOG.warn("{} rank {}: {}; aborting the group", name, rank, why);
         comm.abort(why);
         comm.close();
+        report();
+      }
+    }
+
+    /** Sends this rank's record to the driver's per-stage summary, without waiting. */
+    private void report() {
+      if (stats == null) {
+        return;
+      }
+      try {
+        ctx.send(stats.report(name, stageId, stageAttempt, rank, size).encode());
+      } catch (java.io.IOException | RuntimeException e) {
+        LOG.debug("{} rank {}: no report to the driver: {}", name, rank, e.toString());
       }
     }
   }

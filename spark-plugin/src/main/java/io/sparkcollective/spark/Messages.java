@@ -17,6 +17,7 @@ final class Messages {
   static final String JOIN = "collective.join";
   static final String REPLY = "collective.reply";
   static final String WHY = "collective.why";
+  static final String STATS = "collective.stats";
 
   /** The kind of an encoded message, or null if it is not one of these. */
   static String kind(Object message) {
@@ -188,6 +189,69 @@ final class Messages {
         return new Why(Integer.parseInt(m[1]), Integer.parseInt(m[2]));
       } catch (NumberFormatException e) {
         throw new IllegalArgumentException("malformed " + WHY + " message: " + Arrays.toString(m), e);
+      }
+    }
+  }
+
+  /**
+   * What rank {@code rank} of {@code size} of {@code group} (attempt {@code stageAttempt} of stage {@code stageId})
+   * did, sent when its task ends: the group's formation time, its operations, user bytes, all-reduce bytes and
+   * time, and each recorded operation's duration in microseconds.
+   */
+  static final class Stats {
+    final String group;
+    final int stageId;
+    final int stageAttempt;
+    final int rank;
+    final int size;
+    final long formedNanos;
+    final long operations;
+    final long bytes;
+    final long allReduceBytes;
+    final long allReduceNanos;
+    final long[] opMicros;
+
+    Stats(String group, int stageId, int stageAttempt, int rank, int size, long formedNanos, long operations,
+        long bytes, long allReduceBytes, long allReduceNanos, long[] opMicros) {
+      this.group = group;
+      this.stageId = stageId;
+      this.stageAttempt = stageAttempt;
+      this.rank = rank;
+      this.size = size;
+      this.formedNanos = formedNanos;
+      this.operations = operations;
+      this.bytes = bytes;
+      this.allReduceBytes = allReduceBytes;
+      this.allReduceNanos = allReduceNanos;
+      this.opMicros = opMicros;
+    }
+
+    String[] encode() {
+      StringBuilder ops = new StringBuilder();
+      for (int i = 0; i < opMicros.length; i++) {
+        ops.append(i == 0 ? "" : ",").append(opMicros[i]);
+      }
+      return new String[] {STATS, group, Integer.toString(stageId), Integer.toString(stageAttempt),
+          Integer.toString(rank), Integer.toString(size), Long.toString(formedNanos), Long.toString(operations),
+          Long.toString(bytes), Long.toString(allReduceBytes), Long.toString(allReduceNanos), ops.toString()};
+    }
+
+    static Stats decode(String[] m) {
+      check(m, STATS, 12);
+      try {
+        String[] parts = m[11].isEmpty() ? new String[0] : m[11].split(",");
+        if (parts.length > StageStats.MAX_OPS) {
+          throw new IllegalArgumentException("more than " + StageStats.MAX_OPS + " operation durations");
+        }
+        long[] ops = new long[parts.length];
+        for (int i = 0; i < ops.length; i++) {
+          ops[i] = Long.parseLong(parts[i]);
+        }
+        return new Stats(m[1], Integer.parseInt(m[2]), Integer.parseInt(m[3]), Integer.parseInt(m[4]),
+            Integer.parseInt(m[5]), Long.parseLong(m[6]), Long.parseLong(m[7]), Long.parseLong(m[8]),
+            Long.parseLong(m[9]), Long.parseLong(m[10]), ops);
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("malformed " + STATS + " message: " + Arrays.toString(m), e);
       }
     }
   }
