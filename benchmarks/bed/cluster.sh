@@ -3,7 +3,8 @@
 # (198.18.0.1, the driver's side of the bridge) and one Worker per emulated host, bound to its address, all
 # started from the Spark jars Maven resolved (examples/spark-env.sh), so no Spark distribution is needed.
 #
-#   cluster.sh up K [RATE] [SLOW] [CORES]   the bed (see netbed.sh) and the cluster; CORES per Worker (1)
+#   cluster.sh up K [RATE] [SLOW] [CORES]   the bed (see netbed.sh) and the cluster; CORES per Worker (1),
+#                                           or one figure per host (2,1,1: host 1's Worker has 2 cores)
 #   cluster.sh down                         stops every process of the cluster and removes the bed
 #   cluster.sh submit ARGS...               examples/spark-submit.sh against the cluster, the driver at
 #                                           198.18.0.1, executors bound to their host's address
@@ -29,19 +30,21 @@ start() {
     org.apache.spark.deploy.master.Master --host "$MASTER_HOST" --port 7077 --webui-port 18080 \
     > "$state/master.log" 2>&1 &
   echo $! > "$state/master.pid"
+  local per_host
+  IFS=, read -r -a per_host <<< "$cores"
   for i in $(seq 1 "$k"); do
-    local a="198.18.0.$((10 + i))"
+    local a="198.18.0.$((10 + i))" c=${per_host[$((i - 1))]:-${per_host[0]}}
     mkdir -p "$state/worker-$i"
     ip netns exec "sc-h$i" env SPARK_HOME="$SPARK_HOME" SPARK_LOCAL_IP="$a" SPARK_SCALA_VERSION="$SPARK_SCALA_VERSION" \
       nohup java "${java_opts[@]}" -Xmx512m -cp "$SPARK_HOME/jars/*" \
-      org.apache.spark.deploy.worker.Worker --host "$a" --cores "$cores" --memory 2g --webui-port 0 \
+      org.apache.spark.deploy.worker.Worker --host "$a" --cores "$c" --memory 2g --webui-port 0 \
       --work-dir "$state/worker-$i/work" "$MASTER" > "$state/worker-$i.log" 2>&1 &
     echo $! > "$state/worker-$i.pid"
   done
   # The Workers register within seconds; wait at most 60 s.
   for _ in $(seq 120); do
     if [ "$(grep -c "Registering worker" "$state/master.log" 2>/dev/null || true)" -ge "$k" ]; then
-      echo "cluster: $MASTER with $k workers of $cores core(s)"
+      echo "cluster: $MASTER with $k workers, cores $cores"
       return 0
     fi
     sleep 0.5
@@ -81,5 +84,5 @@ case "${1:-}" in
     shift
     exec bash "$repo/examples/spark-submit.sh" --master "$MASTER" \
       --conf spark.driver.host=$MASTER_HOST --conf spark.driver.bindAddress=$MASTER_HOST "$@";;
-  *) sed -n '2,12p' "$0"; exit 2;;
+  *) sed -n '2,13p' "$0"; exit 2;;
 esac

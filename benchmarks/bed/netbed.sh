@@ -11,6 +11,8 @@
 #   netbed.sh status               what exists of a bed (empty when there is none)
 #   netbed.sh exec I CMD...        runs CMD in host I's namespace
 #   netbed.sh check K              every host reaches the bridge and every other host, and has its limits
+#   netbed.sh link I down|up       takes host I's link down (a partition: packets vanish, no reset) or up
+#   netbed.sh rate I RATE          sets host I's link to RATE both ways (e.g. 100mbit: a slow host)
 # Needs root, iproute2 (ip, tc) and the kernel's veth, bridge and tbf support.
 set -euo pipefail
 
@@ -96,6 +98,19 @@ up() {
   echo "netbed: $k hosts ($(addr 1)..$(addr "$k")), ${rate} per host and direction$( [ "$slow" != 0 ] && echo ", host $slow at a tenth"), bridge $PREFIX.1"
 }
 
+# Host I's link: the bridge's side of its veth pair.
+link() {
+  local i=$1 state=$2
+  case "$state" in up|down) ;; *) echo "netbed: link up or down, not $state" >&2; exit 2;; esac
+  ip link set "$(ns "$i")-br" "$state"
+}
+
+rate() {
+  local i=$1 r=$2
+  limit eth0 "$r" "$(ns "$i")"
+  limit "$(ns "$i")-br" "$r"
+}
+
 check() {
   local k=$1 fail=0
   for i in $(seq 1 "$k"); do
@@ -121,5 +136,7 @@ case "${1:-}" in
   status) status;;
   exec) shift; i=$1; shift; exec ip netns exec "$(ns "$i")" "$@";;
   check) shift; check "$@" && echo "netbed: $1 hosts reach each other and nothing else";;
-  *) sed -n '2,15p' "$0"; exit 2;;
+  link) shift; link "$@";;
+  rate) shift; rate "$@";;
+  *) sed -n '2,17p' "$0"; exit 2;;
 esac

@@ -9,7 +9,6 @@ import io.sparkcollective.core.api.Communicator;
 import io.sparkcollective.core.api.ReduceOp;
 import java.util.Collections;
 import java.util.List;
-import java.util.SplittableRandom;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkException;
 import org.apache.spark.api.java.JavaRDD;
@@ -64,12 +63,7 @@ class LocalClusterAllReduceTest {
   }
 
   private static float[] gradient(int partition, int length) {
-    SplittableRandom rnd = new SplittableRandom(1000 + partition);
-    float[] g = new float[length];
-    for (int i = 0; i < length; i++) {
-      g[i] = rnd.nextInt(-100, 101) / 4f;
-    }
-    return g;
+    return SparkTests.seededGradient(1000, partition, length);
   }
 
   @Test

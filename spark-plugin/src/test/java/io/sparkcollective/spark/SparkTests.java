@@ -3,6 +3,7 @@ package io.sparkcollective.spark;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.SplittableRandom;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -35,6 +36,19 @@ public final class SparkTests {
   /** A partition's gradient of a given length. */
   public interface Gradient extends Serializable {
     float[] of(int partition, int length);
+  }
+
+  /**
+   * A seeded gradient: multiples of 1/4 in [-25, 25], so sums over a few partitions are exact in any order
+   * (results can be compared bit for bit whatever the algorithm or placement).
+   */
+  public static float[] seededGradient(long seed, int partition, int length) {
+    SplittableRandom rnd = new SplittableRandom(seed + partition);
+    float[] g = new float[length];
+    for (int i = 0; i < length; i++) {
+      g[i] = rnd.nextInt(-100, 101) / 4f;
+    }
+    return g;
   }
 
   /** The sum of every partition's gradient by {@code treeAggregate}: how Spark users sync gradients today. */
