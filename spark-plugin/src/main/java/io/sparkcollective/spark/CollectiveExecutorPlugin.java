@@ -342,7 +342,8 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
         return;
       }
       try {
-        ctx.send(stats.report(name, stageId, stageAttempt, rank, size).encode());
+        String host = endpoint.addressKey().substring(0, endpoint.addressKey().lastIndexOf(':'));
+        ctx.send(stats.report(name, stageId, stageAttempt, rank, size, host, comm.receipts()).encode());
       } catch (java.io.IOException | RuntimeException e) {
         LOG.debug("{} rank {}: no report to the driver: {}", name, rank, e.toString());
       }

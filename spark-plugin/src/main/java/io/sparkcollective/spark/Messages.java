@@ -210,9 +210,15 @@ final class Messages {
     final long allReduceBytes;
     final long allReduceNanos;
     final long[] opMicros;
+    /** The host of this rank's endpoint. */
+    final String host;
+    /** Per source rank: payload bytes received over the network and the nanoseconds they took (see LinkReceipts). */
+    final long[] linkBytes;
+    final long[] linkNanos;
 
     Stats(String group, int stageId, int stageAttempt, int rank, int size, long formedNanos, long operations,
-        long bytes, long allReduceBytes, long allReduceNanos, long[] opMicros) {
+        long bytes, long allReduceBytes, long allReduceNanos, long[] opMicros, String host, long[] linkBytes,
+        long[] linkNanos) {
       this.group = group;
       this.stageId = stageId;
       this.stageAttempt = stageAttempt;
@@ -224,6 +230,13 @@ final class Messages {
       this.allReduceBytes = allReduceBytes;
       this.allReduceNanos = allReduceNanos;
       this.opMicros = opMicros;
+      this.host = host;
+      this.linkBytes = linkBytes;
+      this.linkNanos = linkNanos;
+      if (linkBytes.length != linkNanos.length || (linkBytes.length != 0 && linkBytes.length != size)) {
+        throw new IllegalArgumentException("link receipts of " + linkBytes.length + " and " + linkNanos.length
+            + " ranks in a report of a group of " + size);
+      }
     }
 
     String[] encode() {
@@ -231,13 +244,18 @@ final class Messages {
       for (int i = 0; i < opMicros.length; i++) {
         ops.append(i == 0 ? "" : ",").append(opMicros[i]);
       }
+      StringBuilder links = new StringBuilder();
+      for (int i = 0; i < linkBytes.length; i++) {
+        links.append(i == 0 ? "" : ",").append(linkBytes[i]).append('/').append(linkNanos[i]);
+      }
       return new String[] {STATS, group, Integer.toString(stageId), Integer.toString(stageAttempt),
           Integer.toString(rank), Integer.toString(size), Long.toString(formedNanos), Long.toString(operations),
-          Long.toString(bytes), Long.toString(allReduceBytes), Long.toString(allReduceNanos), ops.toString()};
+          Long.toString(bytes), Long.toString(allReduceBytes), Long.toString(allReduceNanos), ops.toString(), host,
+          links.toString()};
     }
 
     static Stats decode(String[] m) {
-      check(m, STATS, 12);
+      check(m, STATS, 14);
       try {
         String[] parts = m[11].isEmpty() ? new String[0] : m[11].split(",");
         if (parts.length > StageStats.MAX_OPS) {
@@ -247,9 +265,24 @@ final class Messages {
         for (int i = 0; i < ops.length; i++) {
           ops[i] = Long.parseLong(parts[i]);
         }
+        String[] links = m[13].isEmpty() ? new String[0] : m[13].split(",");
+        if (links.length > CollectiveDriverPlugin.MAX_GROUP_SIZE) {
+          throw new IllegalArgumentException("link receipts of more than " + CollectiveDriverPlugin.MAX_GROUP_SIZE
+              + " ranks");
+        }
+        long[] linkBytes = new long[links.length];
+        long[] linkNanos = new long[links.length];
+        for (int i = 0; i < links.length; i++) {
+          int slash = links[i].indexOf('/');
+          if (slash < 0) {
+            throw new IllegalArgumentException("malformed link receipt " + links[i]);
+          }
+          linkBytes[i] = Long.parseLong(links[i].substring(0, slash));
+          linkNanos[i] = Long.parseLong(links[i].substring(slash + 1));
+        }
         return new Stats(m[1], Integer.parseInt(m[2]), Integer.parseInt(m[3]), Integer.parseInt(m[4]),
             Integer.parseInt(m[5]), Long.parseLong(m[6]), Long.parseLong(m[7]), Long.parseLong(m[8]),
-            Long.parseLong(m[9]), Long.parseLong(m[10]), ops);
+            Long.parseLong(m[9]), Long.parseLong(m[10]), ops, m[12], linkBytes, linkNanos);
       } catch (NumberFormatException e) {
         throw new IllegalArgumentException("malformed " + STATS + " message: " + Arrays.toString(m), e);
       }

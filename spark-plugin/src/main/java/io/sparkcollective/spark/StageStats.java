@@ -3,6 +3,7 @@ package io.sparkcollective.spark;
 import io.sparkcollective.core.api.CollectiveException;
 import io.sparkcollective.core.api.CollectiveKind;
 import io.sparkcollective.core.engine.OperationObserver;
+import io.sparkcollective.core.transport.LinkReceipts;
 
 /**
  * One rank's record of its group, for the driver's per-stage summary ({@link StageSummaries}): how long the
@@ -52,9 +53,20 @@ final class StageStats implements OperationObserver {
     next.failed(kind, error);
   }
 
-  /** The report of rank {@code rank} of {@code size} of {@code group}, of attempt {@code attempt} of {@code stage}. */
-  synchronized Messages.Stats report(String group, int stage, int attempt, int rank, int size) {
+  /**
+   * The report of rank {@code rank} of {@code size} of {@code group}, of attempt {@code attempt} of {@code stage},
+   * whose endpoint is on {@code host} and which received {@code receipts} (null: none) over the network.
+   */
+  synchronized Messages.Stats report(String group, int stage, int attempt, int rank, int size, String host,
+      LinkReceipts receipts) {
+    int links = receipts == null ? 0 : receipts.size();
+    long[] linkBytes = new long[links];
+    long[] linkNanos = new long[links];
+    for (int p = 0; p < links; p++) {
+      linkBytes[p] = receipts.bytes(p);
+      linkNanos[p] = receipts.nanos(p);
+    }
     return new Messages.Stats(group, stage, attempt, rank, size, formedNanos, operations, bytes, allReduceBytes,
-        allReduceNanos, java.util.Arrays.copyOf(micros, recorded));
+        allReduceNanos, java.util.Arrays.copyOf(micros, recorded), host, linkBytes, linkNanos);
   }
 }

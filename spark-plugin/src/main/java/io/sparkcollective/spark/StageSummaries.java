@@ -2,10 +2,14 @@ package io.sparkcollective.spark;
 
 import com.codahale.metrics.Gauge;
 import com.codahale.metrics.MetricRegistry;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * The driver's summary of each stage attempt's group, made once every rank has reported
@@ -16,6 +20,12 @@ import java.util.Map;
  * at about the same time, so the rank that started it last is the one whose call took least, and the spread
  * of the ranks' durations is how much later it came than the first. The latest summary is also in the driver
  * plugin's metrics ({@code lastStage.*} gauges), so Spark's metrics sinks show it.
+ *
+ * <p>A slow link or host makes everyone wait without arriving late anywhere, so the ranks also report the
+ * rate at which each network link delivered to them ({@link io.sparkcollective.core.transport.LinkReceipts}).
+ * A host is named slow when every link into or out of it that carried at least {@link #LINK_MIN_BYTES}
+ * delivered less than {@link #SLOW_SHARE} of the slowest link that does not touch it (so at least one such
+ * link is needed: with two hosts, which one is slow cannot be told from rates alone).
  */
 final class StageSummaries {
   /** Groups waiting for their other ranks' reports (the oldest is dropped first: a rank that never reports). */
@@ -29,7 +39,51 @@ final class StageSummaries {
       return size() > PENDING_KEPT;
     }
   };
+  /** Links that carried less than this are not judged (their rate is mostly latency). */
+  static final long LINK_MIN_BYTES = 1 << 20;
+  /** A host is slow when all its links are below this share of every link elsewhere. */
+  static final double SLOW_SHARE = 0.5;
+
   private volatile Summary last;
+
+  /** The links of a group as judged: rates in MB/s, and a host whose links all lag (or null). */
+  static final class Links {
+    static final Links NONE = new Links(0, 0, 0, null, null, -1, 0, 0);
+    final int judged;
+    final double slowestMBps;
+    final double fastestMBps;
+    /** The slowest link, named by its ranks and hosts (null if none was judged). */
+    final String slowest;
+    final String slowHost;
+    /** The lowest rank on the slow host, or -1. */
+    final int slowHostRank;
+    /** The fastest link into or out of the slow host, and the slowest elsewhere. */
+    final double slowHostMBps;
+    final double elsewhereMBps;
+
+    Links(int judged, double slowestMBps, double fastestMBps, String slowest, String slowHost, int slowHostRank,
+        double slowHostMBps, double elsewhereMBps) {
+      this.judged = judged;
+      this.slowestMBps = slowestMBps;
+      this.fastestMBps = fastestMBps;
+      this.slowest = slowest;
+      this.slowHost = slowHost;
+      this.slowHostRank = slowHostRank;
+      this.slowHostMBps = slowHostMBps;
+      this.elsewhereMBps = elsewhereMBps;
+    }
+
+    @Override
+    public String toString() {
+      if (judged == 0) {
+        return "no network link carried " + LINK_MIN_BYTES + " bytes or more";
+      }
+      String s = String.format(Locale.ROOT, "%d network links delivered %.1f to %.1f MB/s, the slowest %s", judged,
+          slowestMBps, fastestMBps, slowest);
+      return slowHost == null ? s : s + String.format(Locale.ROOT, "; host %s (rank %d) is slow: its links at most "
+          + "%.1f MB/s, the others at least %.1f MB/s", slowHost, slowHostRank, slowHostMBps, elsewhereMBps);
+    }
+  }
 
   /** One stage attempt's group, summarised. */
   static final class Summary {
@@ -48,9 +102,11 @@ final class StageSummaries {
     final int comparedOperations;
     /** By how much the last rank arrived after the first at the operations where it was last, median, ms. */
     final double lastRankLateMs;
+    final Links links;
 
     Summary(String group, int stageId, int stageAttempt, int ranks, double formedMs, long operations, long bytes,
-        double busbwGBps, int lastRank, int lastRankTimes, int comparedOperations, double lastRankLateMs) {
+        double busbwGBps, int lastRank, int lastRankTimes, int comparedOperations, double lastRankLateMs,
+        Links links) {
       this.group = group;
       this.stageId = stageId;
       this.stageAttempt = stageAttempt;
@@ -63,6 +119,7 @@ final class StageSummaries {
       this.lastRankTimes = lastRankTimes;
       this.comparedOperations = comparedOperations;
       this.lastRankLateMs = lastRankLateMs;
+      this.links = links;
     }
 
     @Override
@@ -71,8 +128,8 @@ final class StageSummaries {
           : String.format(Locale.ROOT, "rank %d arrived last at %d of %d operations, a median %.1f ms after the first",
               lastRank, lastRankTimes, comparedOperations, lastRankLateMs);
       return String.format(Locale.ROOT, "stage %d attempt %d, group %s: %d ranks, formed in %.1f ms, %d operations "
-          + "of %d bytes per rank, all-reduce busbw %.3f GB/s; %s", stageId, stageAttempt, group, ranks, formedMs,
-          operations, bytes, busbwGBps, straggler);
+          + "of %d bytes per rank, all-reduce busbw %.3f GB/s; %s; %s", stageId, stageAttempt, group, ranks,
+          formedMs, operations, bytes, busbwGBps, straggler, links);
     }
   }
 
@@ -88,6 +145,9 @@ final class StageSummaries {
     gauge(registry, "lastRank", s -> s.lastRank);
     gauge(registry, "lastRankTimes", s -> s.lastRankTimes);
     gauge(registry, "lastRankLateMs", s -> s.lastRankLateMs);
+    gauge(registry, "slowestLinkMBps", s -> s.links.slowestMBps);
+    gauge(registry, "fastestLinkMBps", s -> s.links.fastestMBps);
+    gauge(registry, "slowHostRank", s -> s.links.slowHostRank);
   }
 
   private void gauge(MetricRegistry registry, String name, java.util.function.Function<Summary, Number> value) {
@@ -179,7 +239,66 @@ final class StageSummaries {
     Arrays.sort(busbw);
     double medianBusbw = n % 2 == 1 ? busbw[n / 2] : (busbw[n / 2 - 1] + busbw[n / 2]) / 2;
     return new Summary(all[0].group, all[0].stageId, all[0].stageAttempt, n, formedMs, operations, bytes,
-        medianBusbw, lastRank, times, compared, late);
+        medianBusbw, lastRank, times, compared, late, links(all));
+  }
+
+  /** Judges the links the ranks reported (see the class comment). */
+  static Links links(Messages.Stats[] all) {
+    int n = all.length;
+    List<int[]> pairs = new ArrayList<>();
+    List<Double> rates = new ArrayList<>();
+    for (int r = 0; r < n; r++) {
+      if (all[r].linkBytes.length != n) {
+        continue;
+      }
+      for (int p = 0; p < n; p++) {
+        if (all[r].linkBytes[p] >= LINK_MIN_BYTES && all[r].linkNanos[p] > 0) {
+          pairs.add(new int[] {p, r});
+          rates.add(all[r].linkBytes[p] * 1e3 / all[r].linkNanos[p]);
+        }
+      }
+    }
+    if (pairs.isEmpty()) {
+      return Links.NONE;
+    }
+    int slowest = 0;
+    int fastest = 0;
+    for (int i = 1; i < rates.size(); i++) {
+      slowest = rates.get(i) < rates.get(slowest) ? i : slowest;
+      fastest = rates.get(i) > rates.get(fastest) ? i : fastest;
+    }
+    String slowHost = null;
+    double slowHostMBps = 0;
+    double elsewhereMBps = 0;
+    Set<String> hosts = new TreeSet<>();
+    for (Messages.Stats s : all) {
+      hosts.add(s.host);
+    }
+    for (String h : hosts) {
+      double touching = -1;
+      double elsewhere = Double.MAX_VALUE;
+      for (int i = 0; i < pairs.size(); i++) {
+        if (all[pairs.get(i)[0]].host.equals(h) || all[pairs.get(i)[1]].host.equals(h)) {
+          touching = Math.max(touching, rates.get(i));
+        } else {
+          elsewhere = Math.min(elsewhere, rates.get(i));
+        }
+      }
+      if (touching >= 0 && elsewhere < Double.MAX_VALUE && touching < SLOW_SHARE * elsewhere
+          && (slowHost == null || touching < slowHostMBps)) {
+        slowHost = h;
+        slowHostMBps = touching;
+        elsewhereMBps = elsewhere;
+      }
+    }
+    int slowHostRank = -1;
+    for (int r = n - 1; r >= 0; r--) {
+      slowHostRank = all[r].host.equals(slowHost) ? r : slowHostRank;
+    }
+    int[] s = pairs.get(slowest);
+    String name = "rank " + s[0] + " (" + all[s[0]].host + ") -> rank " + s[1] + " (" + all[s[1]].host + ")";
+    return new Links(pairs.size(), rates.get(slowest), rates.get(fastest), name, slowHost, slowHostRank,
+        slowHostMBps, elsewhereMBps);
   }
 
   private static double median(long[] v) {

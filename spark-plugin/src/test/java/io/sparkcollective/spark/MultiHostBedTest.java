@@ -367,4 +367,50 @@ class MultiHostBedTest {
   void aHostCutOffMidOperationFailsItsPeersWithinTheHeartbeatTimeoutAndTheRetryIsRight() throws Exception {
     assertArrayEquals(expected(), faulted(Fault.PARTITION, SILENT_BOUND_MS), "the retried stage's sum");
   }
+
+  /**
+   * Host 3's link at a tenth of the others' (100 Mbit/s both ways): everyone waits for it, yet nobody arrives
+   * late at an operation. The result is right, and the driver's stage summary names host 3 and its rank
+   * from the rates the ranks' links delivered at.
+   */
+  @Test
+  @Order(5)
+  void aSlowHostGivesTheRightSumAndTheDriversSummaryNamesIt() throws Exception {
+    int length = 1 << 20;
+    JavaRDD<Integer> rdd = SparkTests.partitions(sc, EXECUTORS);
+    float[] tree = SparkTests.treeAggregateSum(rdd, MultiHostBedTest::gradient, length);
+    CollectiveDriverPlugin driver = CollectiveDriverPlugin.instance();
+    StageSummaries.Summary before = driver.lastSummary();
+    run("netbed.sh", "rate", Integer.toString(VICTIM_HOST), "100mbit");
+    List<String> results;
+    try {
+      results = Barrier.mapPartitions(rdd, it -> {
+        float[] g = gradient(it.next(), length);
+        float[] sum = g.clone();
+        for (int i = 0; i < 3; i++) {
+          System.arraycopy(g, 0, sum, 0, length);
+          Collective.communicator().allReduce(sum, ReduceOp.SUM);
+        }
+        return Collections.singletonList(host() + " " + Arrays.toString(sum)).iterator();
+      }).collect();
+    } finally {
+      run("netbed.sh", "rate", Integer.toString(VICTIM_HOST), "1gbit");
+    }
+    int slowRank = -1;
+    for (int r = 0; r < EXECUTORS; r++) {
+      String[] out = results.get(r).split(" ", 2);
+      assertEquals(Arrays.toString(tree), out[1], "rank " + r + " vs treeAggregate");
+      slowRank = out[0].equals(ADDRESSES[VICTIM_HOST - 1]) ? r : slowRank;
+    }
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (driver.lastSummary() == before && System.nanoTime() < until) {
+      Thread.sleep(20);
+    }
+    StageSummaries.Summary s = driver.lastSummary();
+    assertTrue(s != before, "every rank reported within 20 s");
+    System.out.println("slow host: " + s);
+    assertEquals(ADDRESSES[VICTIM_HOST - 1], s.links.slowHost, s.toString());
+    assertEquals(slowRank, s.links.slowHostRank, s.toString());
+    assertTrue(s.links.slowHostMBps < 0.3 * s.links.elsewhereMBps, s.toString());
+  }
 }

@@ -22,7 +22,53 @@ import org.junit.jupiter.api.Timeout;
 class StageSummaryTest {
   private static Messages.Stats stats(int rank, int size, long... opMicros) {
     return new Messages.Stats("g", 3, 1, rank, size, (rank + 1) * 1_000_000L, opMicros.length, 400L * opMicros.length,
-        400L * opMicros.length, 1000L * (rank + 1), opMicros);
+        400L * opMicros.length, 1000L * (rank + 1), opMicros, "h" + rank, new long[0], new long[0]);
+  }
+
+  /** Rank {@code rank} of 4 on {@code host}, which received {@code mb[p]} MB from p in {@code ms[p]} ms. */
+  private static Messages.Stats linked(int rank, String host, double[] mb, double[] ms) {
+    long[] bytes = new long[mb.length];
+    long[] nanos = new long[mb.length];
+    for (int p = 0; p < mb.length; p++) {
+      bytes[p] = Math.round(mb[p] * 1e6);
+      nanos[p] = Math.round(ms[p] * 1e6);
+    }
+    return Messages.Stats.decode(new Messages.Stats("g", 3, 0, rank, mb.length, 1, 1, 4, 4, 10, new long[] {10},
+        host, bytes, nanos).encode());
+  }
+
+  @Test
+  void aHostWhoseLinksAllLagTheOthersIsNamedFromTheRatesTheRanksReport() {
+    // Hosts a, a, b, c: rank 1 gets rank 0's payloads through shared memory (not counted), rank 2 gets rank 1's
+    // at 1000 MB/s, rank 3 rank 2's at 100 and rank 0 rank 3's at 8 MB / 70 ms; rank 1's 1 KB from rank 2 are too
+    // few to judge.
+    Messages.Stats[] all = {
+        linked(0, "a", new double[] {0, 0, 0, 8}, new double[] {0, 0, 0, 70}),
+        linked(1, "a", new double[] {0, 0, 0.001, 0}, new double[] {0, 0, 1000, 0}),
+        linked(2, "b", new double[] {0, 8, 0, 0}, new double[] {0, 8, 0, 0}),
+        linked(3, "c", new double[] {0, 0, 8, 0}, new double[] {0, 0, 80, 0})};
+    StageSummaries.Links links = StageSummaries.links(all);
+    assertEquals(3, links.judged);
+    assertEquals(100, links.slowestMBps, 1e-9);
+    assertEquals(1000, links.fastestMBps, 1e-9);
+    assertEquals("rank 2 (b) -> rank 3 (c)", links.slowest);
+    assertEquals("c", links.slowHost);
+    assertEquals(3, links.slowHostRank);
+    assertEquals(8 / 0.070, links.slowHostMBps, 1e-9, "the faster of c's links");
+    assertEquals(1000, links.elsewhereMBps, 1e-9);
+    assertTrue(StageSummaries.summarise(all).toString().contains("host c (rank 3) is slow: its links at most 114.3 "
+        + "MB/s, the others at least 1000.0 MB/s"), StageSummaries.summarise(all).toString());
+
+    // Link b -> c as fast as a -> b: c's links no longer all lag, nobody is named.
+    all[3] = linked(3, "c", new double[] {0, 0, 8, 0}, new double[] {0, 0, 9, 0});
+    assertNull(StageSummaries.links(all).slowHost, StageSummaries.links(all).toString());
+    // Two hosts: a slow link touches both, so neither can be told apart.
+    Messages.Stats[] two = {
+        linked(0, "a", new double[] {0, 8}, new double[] {0, 80}),
+        linked(1, "b", new double[] {8, 0}, new double[] {8, 0})};
+    assertNull(StageSummaries.links(two).slowHost, StageSummaries.links(two).toString());
+    assertEquals(StageSummaries.Links.NONE, StageSummaries.links(new Messages.Stats[] {stats(0, 2, 1),
+        stats(1, 2, 1)}), "ranks without network links");
   }
 
   @Test

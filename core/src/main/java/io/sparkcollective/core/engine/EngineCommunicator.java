@@ -105,6 +105,11 @@ public final class EngineCommunicator implements ManagedCommunicator {
     this.observer = observer == null ? OperationObserver.NONE : observer;
   }
 
+  @Override
+  public io.sparkcollective.core.transport.LinkReceipts receipts() {
+    return transport.receipts();
+  }
+
   /** The transport underneath (for tests and the Spark layer's health reporting). */
   public Transport transport() {
     return transport;

@@ -16,4 +16,7 @@ public interface ManagedCommunicator extends Communicator {
 
   /** Reports every completed and failed operation to {@code observer} (metrics); null stops reporting. */
   void observe(OperationObserver observer);
+
+  /** What this rank received over network links from each peer, and how fast; null if it has no such links. */
+  io.sparkcollective.core.transport.LinkReceipts receipts();
 }

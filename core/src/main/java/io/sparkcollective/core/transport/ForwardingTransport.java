@@ -31,6 +31,11 @@ public abstract class ForwardingTransport implements Transport {
   }
 
   @Override
+  public LinkReceipts receipts() {
+    return delegate.receipts();
+  }
+
+  @Override
   public Frame acquire(int payloadBytes) {
     return delegate.acquire(payloadBytes);
   }

@@ -29,6 +29,11 @@ public interface Transport extends AutoCloseable {
     return nodes;
   }
 
+  /** What this rank received over network links from each peer, and how fast; null if it has no such links. */
+  default LinkReceipts receipts() {
+    return null;
+  }
+
   /** How to name a rank in messages, e.g. {@code rank 3} or {@code rank 3 (10.0.0.5:7077)}. */
   String describe(int rank);
 

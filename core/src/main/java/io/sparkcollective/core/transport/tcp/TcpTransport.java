@@ -9,6 +9,7 @@ import io.sparkcollective.core.api.RemoteFailureException;
 import io.sparkcollective.core.transport.CallSignature;
 import io.sparkcollective.core.transport.Frame;
 import io.sparkcollective.core.transport.Inbox;
+import io.sparkcollective.core.transport.LinkReceipts;
 import io.sparkcollective.core.transport.Transport;
 import io.sparkcollective.core.transport.tcp.direct.CallerDrivenIo;
 import io.sparkcollective.core.transport.tcp.link.PeerText;
@@ -66,10 +67,12 @@ public final class TcpTransport implements Transport {
     }
 
     @Override
-    public void complete(Frame f, int payloadBytes, int flags, int crc) {
-      completeData(f, payloadBytes, flags, crc);
+    public void complete(Frame f, int payloadBytes, int flags, int crc, long receiveNanos) {
+      completeData(f, payloadBytes, flags, crc, receiveNanos);
     }
   };
+  /** What came from each peer over its connection, and how fast. */
+  private final LinkReceipts receipts;
   private volatile boolean closed;
 
   TcpTransport(TcpEndpoint endpoint, long groupId, String groupName, int rank, List<InetSocketAddress> peers,
@@ -82,6 +85,7 @@ public final class TcpTransport implements Transport {
     this.peerAddresses = peers.toArray(new InetSocketAddress[0]);
     this.peerKeys = peerKeys;
     this.inbox = new Inbox(size, endpoint.clock(), endpoint.pool());
+    this.receipts = new LinkReceipts(size);
     this.join = new JoinState(groupName, rank, peerKeys);
     this.checksum = endpoint.config().checksum();
     this.connectionKeys = new String[size];
@@ -91,6 +95,11 @@ public final class TcpTransport implements Transport {
       connectionKeys[p] = TcpEndpoint.channelKey(peerKeys[p], channel);
       sameEndpoint[p] = peerKeys[p].equals(endpoint.addressKey());
     }
+  }
+
+  @Override
+  public LinkReceipts receipts() {
+    return receipts;
   }
 
   /** Frames received and not yet taken (tests). */
@@ -275,7 +284,7 @@ public final class TcpTransport implements Transport {
   }
 
   /** Checks and queues a frame from {@link #acceptData} once its {@code n} payload bytes are in. */
-  private void completeData(Frame f, int n, int flags, int crc) {
+  private void completeData(Frame f, int n, int flags, int crc, long receiveNanos) {
     if ((flags & DataHeader.FLAG_CRC32C) != 0) {
       int actual = crc(f.payload().view(n));
       if (actual != crc) {
@@ -289,6 +298,7 @@ public final class TcpTransport implements Transport {
       }
     }
     f.payload().size(n);
+    receipts.record(f.source(), n, receiveNanos);
     inbox.deliver(f.source(), f);
   }
 

@@ -18,6 +18,7 @@ import io.sparkcollective.core.api.PeerLostException;
 import io.sparkcollective.core.api.RemoteFailureException;
 import io.sparkcollective.core.api.ReduceOp;
 import io.sparkcollective.core.config.CollectiveConfig;
+import io.sparkcollective.core.engine.ManagedCommunicator;
 import io.sparkcollective.core.engine.TcpGroup;
 import io.sparkcollective.core.testing.GroupHarness;
 import io.sparkcollective.core.testing.NettyLeaks;
@@ -128,6 +129,54 @@ class TcpTransportTest {
         org.junit.jupiter.api.Assertions.assertTrue(shared > 0, "no payload went through shared memory");
       } else {
         assertEquals(0, shared, "payloads through shared memory with progress=" + progress);
+      }
+    }
+  }
+
+  /**
+   * Every rank counts the payload bytes each peer's link delivered and how long they took: over the socket
+   * a ring all-reduce's 2(N-1)/N of the vector, all from the ring's previous rank; through shared memory
+   * nothing (no link was timed).
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"caller-socket", "caller"})
+  void shouldCountWhatEachLinkDeliveredAndHowFast(String progress) throws Exception {
+    int n = 3;
+    int floats = 3 << 18; // 3 MiB: chunks of 1 MiB, segments of 64 KiB
+    try (TcpCluster cluster = new TcpCluster(n, checked(progress))) {
+      List<Communicator> group = cluster.group("receipts-" + progress);
+      try {
+        List<long[]> seen = GroupHarness.run(group, LIMIT, comm -> {
+          float[] v = new float[floats];
+          Arrays.fill(v, comm.rank());
+          comm.allReduce(DataBuffer.of(v), ReduceOp.SUM, CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.RING));
+          assertEquals(3f, v[floats - 1]);
+          io.sparkcollective.core.transport.LinkReceipts r = ((ManagedCommunicator) comm).receipts();
+          long[] out = new long[2 * n];
+          for (int p = 0; p < n; p++) {
+            out[2 * p] = r.bytes(p);
+            out[2 * p + 1] = r.nanos(p);
+          }
+          return out;
+        });
+        for (int rank = 0; rank < n; rank++) {
+          long[] s = seen.get(rank);
+          long total = 0;
+          int links = 0;
+          for (int p = 0; p < n; p++) {
+            total += s[2 * p];
+            links += s[2 * p] > 0 ? 1 : 0;
+            assertEquals(s[2 * p] > 0, s[2 * p + 1] > 0, "rank " + rank + " from " + p + ": bytes and time together");
+          }
+          if (progress.equals("caller")) {
+            assertEquals(0, total, "rank " + rank + ": payloads through shared memory are not timed");
+          } else {
+            assertEquals(2L * (n - 1) * floats * Float.BYTES / n, total, "rank " + rank + ": 2(N-1)/N of the vector");
+            assertEquals(1, links, "rank " + rank + ": everything from the ring's previous rank");
+          }
+        }
+      } finally {
+        GroupHarness.closeAll(group);
       }
     }
   }

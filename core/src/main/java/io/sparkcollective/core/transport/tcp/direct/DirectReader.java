@@ -64,6 +64,8 @@ final class DirectReader {
   private int bodyRemaining;
   private int bodyFlags;
   private int bodyCrc;
+  /** When the payload's first byte was seen (reading the socket), or -1 for one that is not read from it. */
+  private long bodyStartNanos;
 
   DirectReader(DirectLink owner, CallerDrivenIo io, SocketChannel socket, String remoteKey,
       MessageSealer incoming) {
@@ -261,6 +263,7 @@ final class DirectReader {
     bodyBytes = n;
     bodyFlags = h.flags();
     bodyCrc = h.crc();
+    bodyStartNanos = lent ? -1 : System.nanoTime();
     if (sealsData && !lent) {
       dataHead.clear().put(0, in, start + WireFormat.TYPE_OFFSET + 1, dataHead.capacity());
     }
@@ -291,7 +294,7 @@ final class DirectReader {
     if (dropped) {
       io.pool().release(f);
     } else {
-      r.complete(f, bodyBytes, bodyFlags, bodyCrc);
+      r.complete(f, bodyBytes, bodyFlags, bodyCrc, bodyStartNanos < 0 ? -1 : System.nanoTime() - bodyStartNanos);
     }
     return null;
   }

@@ -56,7 +56,7 @@ public final class MessageDispatcher {
     if (f != null) {
       in.getBytes(start + DataHeader.BYTES, f.payload().view(n));
       in.readerIndex(in.writerIndex());
-      r.complete(f, n, header.flags(), header.crc());
+      r.complete(f, n, header.flags(), header.crc(), -1);
     }
     return null;
   }

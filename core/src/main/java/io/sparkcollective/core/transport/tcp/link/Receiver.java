@@ -18,6 +18,10 @@ public interface Receiver {
    */
   Frame accept(String remoteKey, DataHeader h, int payloadBytes, boolean lent);
 
-  /** The frame from {@link #accept} holds its {@code payloadBytes} now: check ({@code flags}, {@code crc}), queue. */
-  void complete(Frame f, int payloadBytes, int flags, int crc);
+  /**
+   * The frame from {@link #accept} holds its {@code payloadBytes} now: check ({@code flags}, {@code crc}), queue.
+   * {@code receiveNanos} is how long the payload took to arrive from its first byte, or negative if the link
+   * does not know (a lent or shared-memory payload, or a whole message read at once).
+   */
+  void complete(Frame f, int payloadBytes, int flags, int crc, long receiveNanos);
 }

@@ -39,7 +39,7 @@ final class RecordingInbound implements Inbound, LinkListener {
       }
 
       @Override
-      public void complete(Frame f, int payloadBytes, int flags, int crc) {
+      public void complete(Frame f, int payloadBytes, int flags, int crc, long receiveNanos) {
         events.add("DATA " + Long.toHexString(group) + " " + f.source() + "->" + dest + " seq " + f.seq() + " "
             + payloadBytes + " bytes, first " + (payloadBytes > 0 ? f.payload().view(payloadBytes).get(0) : -1));
         pool.release(f);
