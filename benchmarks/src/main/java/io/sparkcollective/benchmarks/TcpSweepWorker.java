@@ -3,6 +3,7 @@ package io.sparkcollective.benchmarks;
 import io.sparkcollective.core.api.Algorithm;
 import io.sparkcollective.core.api.CollectiveOptions;
 import io.sparkcollective.core.api.Communicator;
+import io.sparkcollective.core.api.DType;
 import io.sparkcollective.core.api.DataBuffer;
 import io.sparkcollective.core.api.ReduceOp;
 import io.sparkcollective.core.config.CollectiveConfig;
@@ -32,7 +33,8 @@ import java.util.concurrent.Future;
  * (elapsed / K); prints median/min/max latency, algbw and busbw = algbw x 2(N-1)/N, and checks the sum.
  * Before the sweep, the same procedure runs on 4 B to 1 MiB until {@code --warmup-ops} (50000) all-reduces
  * have warmed the JIT up. With {@code --ranks-per-process k} each process runs k ranks on threads that share
- * its endpoint, as barrier tasks share their executor's (the hierarchical all-reduce).
+ * its endpoint, as barrier tasks share their executor's (the hierarchical all-reduce). {@code --wire BF16}
+ * sends bfloat16 on the wire (the sums checked are small integers, exact in it).
  */
 public final class TcpSweepWorker {
   static final long[] DEFAULT_SIZES = {4, 64 << 10, 1 << 20, 16 << 20, 64 << 20};
@@ -88,12 +90,14 @@ public final class TcpSweepWorker {
     long[] sizes = args.getLongs("sizes", DEFAULT_SIZES);
     int warmupOps = args.getInt("warmup-ops", 50000);
     Algorithm algorithm = Algorithm.valueOf(args.get("algorithm", "AUTO"));
+    String wire = args.get("wire", "F32");
     try (Communicator comm = TcpGroup.join(endpoint, "sweep", rank, peers, config)) {
-      CollectiveOptions options = CollectiveOptions.DEFAULT.withAlgorithm(algorithm);
+      CollectiveOptions options = CollectiveOptions.DEFAULT.withAlgorithm(algorithm)
+          .withWireType(wire.equals("F32") ? null : DType.valueOf(wire));
       StringBuilder csv = new StringBuilder("n,algorithm,bytes,k,median_us,min_us,max_us,algbw_gbs,busbw_gbs,check\n");
       if (rank == 0) {
         System.out.printf(Locale.ROOT, "# spark-collective TCP all-reduce float32 sum, N=%d (%d per process), reps=%d, "
-            + "target_rep_s=%.2f, algorithm=%s%n", n, perProcess, reps, target, algorithm);
+            + "target_rep_s=%.2f, algorithm=%s, wire=%s%n", n, perProcess, reps, target, algorithm, wire);
         System.out.printf(Locale.ROOT, "%-10s %6s %12s %12s %12s %10s %10s %s%n", "bytes", "K", "median_us", "min_us",
             "max_us", "algbw_GB/s", "busbw_GB/s", "check");
       }

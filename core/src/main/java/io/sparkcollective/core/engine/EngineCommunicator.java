@@ -148,11 +148,11 @@ public final class EngineCommunicator implements ManagedCommunicator {
     int algorithmCode = choice.wireCode();
     return () -> execute(kind, seq, data.byteLength(), ctx -> {
       Elements el = bf16Wire ? Elements.openBf16Wire(data, ctx.scratch, 0) : Elements.open(data, ctx.scratch, 0);
-      el.roundToWire(0, el.length());
+      el.beginWire();
       ctx.begin(kind, tag, tag, seq, el, op, -1, algorithmCode, timeoutMs);
       implementation(choice).allReduce(ctx);
       // The owner of a block holds its F32 sum, the others the rounded copy they received: round both.
-      el.roundToWire(0, el.length());
+      el.endWire();
       if (op == ReduceOp.AVG) {
         el.divide(0, el.length(), size);
         el.roundToWire(0, el.length());

@@ -222,6 +222,19 @@ public abstract class Elements {
   public void roundToWire(int off, int n) {
   }
 
+  /**
+   * Before an all-reduce: every element rounded to what the wire carries (so that what a rank sends equals
+   * its own copy). A narrower wire may defer this to each range's first move, where it overlaps the traffic.
+   */
+  public void beginWire() {
+    roundToWire(0, length);
+  }
+
+  /** After an all-reduce: every element rounded to what the wire carries (the owners' sums included). */
+  public void endWire() {
+    roundToWire(0, length);
+  }
+
   /** Raw bytes (object collectives): copy-only, no reduction. */
   public static Elements ofBytes(byte[] data) {
     return new ByteElements(data, 0, data.length);
@@ -370,11 +383,87 @@ public abstract class Elements {
 
   /** F32 elements that travel as bfloat16: half the bytes on the wire, sums still formed in F32. */
   static final class Bf16WireElements extends FloatElements {
+    /** Tiles of 2^12 elements: the unit the rounding is tracked in. */
+    private static final int TILE_SHIFT = 12;
     private final Scratch scratch;
+    private final int tiles;
+    /**
+     * Two bits per tile: "rounded" (its inputs were rounded, at its first move: {@link #beginWire} defers the
+     * rounding of the whole vector to there, so it overlaps the traffic instead of preceding it) and "dirty"
+     * (a reduction left F32 sums in it that no later move rounded; {@link #endWire} rounds only those, and
+     * the tiles never moved). A write rounds the dirty tiles it covers in place, since what it sent is what
+     * the rank's copy must equal. One thread moves an operation's elements.
+     */
+    private long[] marks;
 
     Bf16WireElements(float[] array, int base, int length, DataBuffer staged, Scratch scratch) {
       super(array, base, length, DType.F32_AS_BF16_WIRE_CODE, staged);
       this.scratch = scratch;
+      this.tiles = (length + (1 << TILE_SHIFT) - 1) >>> TILE_SHIFT;
+    }
+
+    private boolean mark(int bit) {
+      return (marks[bit >>> 6] & (1L << bit)) != 0;
+    }
+
+    private void set(int bit, boolean on) {
+      if (on) {
+        marks[bit >>> 6] |= 1L << bit;
+      } else {
+        marks[bit >>> 6] &= ~(1L << bit);
+      }
+    }
+
+    private int tileStart(int t) {
+      return t << TILE_SHIFT;
+    }
+
+    private int tileEnd(int t) {
+      return Math.min(length, (t + 1) << TILE_SHIFT);
+    }
+
+    /** Rounds the inputs of every tile of {@code [off, off+n)} that has not moved yet. */
+    private void firstMove(int off, int n) {
+      if (marks == null || n == 0) {
+        return;
+      }
+      for (int t = off >>> TILE_SHIFT; t <= (off + n - 1) >>> TILE_SHIFT; t++) {
+        if (!mark(2 * t)) {
+          HalfFloats.roundToBf16(array, base + tileStart(t), tileEnd(t) - tileStart(t));
+          set(2 * t, true);
+        }
+      }
+    }
+
+    /** Marks the tiles of {@code [off, off+n)} dirty (on), or clean (off) where the range covers them whole. */
+    private void dirty(int off, int n, boolean on) {
+      if (marks == null || n == 0) {
+        return;
+      }
+      for (int t = off >>> TILE_SHIFT; t <= (off + n - 1) >>> TILE_SHIFT; t++) {
+        if (on || (off <= tileStart(t) && off + n >= tileEnd(t))) {
+          set(2 * t + 1, on);
+        }
+      }
+    }
+
+    @Override
+    public void beginWire() {
+      marks = scratch.clearedWords((2 * tiles + 63) >>> 6);
+    }
+
+    @Override
+    public void endWire() {
+      if (marks == null) {
+        roundToWire(0, length);
+        return;
+      }
+      for (int t = 0; t < tiles; t++) {
+        if (!mark(2 * t) || mark(2 * t + 1)) {
+          HalfFloats.roundToBf16(array, base + tileStart(t), tileEnd(t) - tileStart(t));
+        }
+      }
+      marks = null;
     }
 
     /** The first {@code n} wire values, moved out in bulk (element-wise reads of a direct buffer are slow). */
@@ -393,25 +482,39 @@ public abstract class Elements {
 
     @Override
     public void write(int off, int n, WireBuffer w) {
-      java.nio.ShortBuffer out = w.shorts();
-      int from = base + off;
-      for (int i = 0; i < n; i++) {
-        out.put(i, HalfFloats.floatToBf16(array[from + i]));
+      firstMove(off, n);
+      // Narrowed in a heap array, then moved to the frame in bulk (element-wise puts into a direct buffer are slow).
+      short[] t = scratch.segmentShorts(n);
+      HalfFloats.toBf16(array, base + off, t, n);
+      if (marks != null) {
+        for (int k = off >>> TILE_SHIFT; n > 0 && k <= (off + n - 1) >>> TILE_SHIFT; k++) {
+          if (mark(2 * k + 1)) {
+            int from = Math.max(off, tileStart(k));
+            HalfFloats.fromBf16At(t, from - off, array, base + from, Math.min(off + n, tileEnd(k)) - from);
+          }
+        }
+        dirty(off, n, false);
       }
+      java.nio.ShortBuffer out = w.shorts();
+      out.clear();
+      out.put(t, 0, n);
       w.size(n * Short.BYTES);
     }
 
     @Override
     public void read(int off, int n, WireBuffer w) {
-      short[] in = wireValues(w, n);
-      int to = base + off;
-      for (int i = 0; i < n; i++) {
-        array[to + i] = HalfFloats.bf16ToFloat(in[i]);
-      }
+      HalfFloats.fromBf16(wireValues(w, n), array, base + off, n);
+      dirty(off, n, false);
     }
 
     @Override
     public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
+      firstMove(off, n);
+      dirty(off, n, true);
+      if (op == ReduceOp.SUM || op == ReduceOp.AVG) {
+        HalfFloats.addBf16(wireValues(w, n), array, base + off, n);
+        return;
+      }
       float[] acc = scratch.segmentFloats(0, n);
       float[] in = scratch.segmentFloats(1, n);
       System.arraycopy(array, base + off, acc, 0, n);
@@ -425,10 +528,7 @@ public abstract class Elements {
 
     @Override
     public void roundToWire(int off, int n) {
-      int from = base + off;
-      for (int i = 0; i < n; i++) {
-        array[from + i] = HalfFloats.bf16ToFloat(HalfFloats.floatToBf16(array[from + i]));
-      }
+      HalfFloats.roundToBf16(array, base + off, n);
     }
   }
 

@@ -70,4 +70,48 @@ public final class HalfFloats {
     int rounding = 0x7FFF + ((bits >>> 16) & 1);
     return (short) ((bits + rounding) >>> 16);
   }
+
+  /**
+   * {@link #floatToBf16} on raw float bits, without a branch (so that loops of it vectorise): the rounded
+   * value, or for a NaN its top bits made quiet. The result is in the low 16 bits.
+   */
+  static int bf16Bits(int bits) {
+    int rounded = (bits + 0x7FFF + ((bits >>> 16) & 1)) >>> 16;
+    int quietNan = (bits >>> 16) | 0x40;
+    int isNan = (0x7F800000 - (bits & 0x7FFFFFFF)) >> 31;
+    return (rounded & ~isNan) | (quietNan & isNan);
+  }
+
+  /** {@code out[i] = floatToBf16(a[from + i])} for i in [0, n). */
+  static void toBf16(float[] a, int from, short[] out, int n) {
+    for (int i = 0; i < n; i++) {
+      out[i] = floatToBf16(a[from + i]);
+    }
+  }
+
+  /** {@code a[from + i] = bf16ToFloat(floatToBf16(a[from + i]))} for i in [0, n): rounds in place. */
+  static void roundToBf16(float[] a, int from, int n) {
+    for (int i = from; i < from + n; i++) {
+      a[i] = Float.intBitsToFloat(floatToBf16(a[i]) << 16);
+    }
+  }
+
+  /** {@code a[from + i] = bf16ToFloat(in[i])} for i in [0, n). */
+  static void fromBf16(short[] in, float[] a, int from, int n) {
+    fromBf16At(in, 0, a, from, n);
+  }
+
+  /** {@code a[from + i] = bf16ToFloat(in[at + i])} for i in [0, n). */
+  static void fromBf16At(short[] in, int at, float[] a, int from, int n) {
+    for (int i = 0; i < n; i++) {
+      a[from + i] = Float.intBitsToFloat(in[at + i] << 16);
+    }
+  }
+
+  /** {@code a[from + i] += bf16ToFloat(in[i])} for i in [0, n): the received values summed in, in one pass. */
+  static void addBf16(short[] in, float[] a, int from, int n) {
+    for (int i = 0; i < n; i++) {
+      a[from + i] += Float.intBitsToFloat(in[i] << 16);
+    }
+  }
 }

@@ -10,6 +10,7 @@ import io.sparkcollective.core.config.Tuning;
  */
 public final class Scratch {
   private short[] segShorts = new short[0];
+  private long[] marks = new long[0];
   private final float[][] segF32 = {new float[0], new float[0]};
   private final double[][] segF64 = {new double[0], new double[0]};
   private final int[][] segI32 = {new int[0], new int[0]};
@@ -38,6 +39,16 @@ public final class Scratch {
   /** Lowers the limit above (tests of the staging path). */
   void alignedMax(int max) {
     this.alignedMax = max;
+  }
+
+  /** {@code words} longs, all zero (tile marks of one operation). */
+  long[] clearedWords(int words) {
+    if (marks.length < words) {
+      marks = new long[Math.max(words, 2 * marks.length)];
+    } else {
+      java.util.Arrays.fill(marks, 0, words, 0L);
+    }
+    return marks;
   }
 
   /** Segment-sized staging for 16-bit wire values (bulk transfers out of a wire buffer). */

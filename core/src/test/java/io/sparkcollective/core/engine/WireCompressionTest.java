@@ -48,7 +48,7 @@ class WireCompressionTest {
         UnaryOperator.identity());
     try {
       for (Algorithm algorithm : new Algorithm[] {Algorithm.RING, Algorithm.DIRECT, Algorithm.HALVING_DOUBLING}) {
-        for (int len : new int[] {0, 1, n + 1, 3001}) {
+        for (int len : new int[] {0, 1, n + 1, 3001, 20_011}) {
           for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.AVG, ReduceOp.MAX}) {
             List<float[]> out = GroupHarness.run(group, LIMIT, comm -> {
               float[] a = input(comm.rank(), len);
@@ -59,11 +59,15 @@ class WireCompressionTest {
             for (float[] r : out) {
               assertArrayEquals(out.get(0), r, where + ": ranks differ");
             }
+            float[][] inputs = new float[n][];
+            for (int r = 0; r < n; r++) {
+              inputs[r] = input(r, len);
+            }
             for (int i = 0; i < len; i++) {
               double exact = op == ReduceOp.MAX ? Double.NEGATIVE_INFINITY : 0;
               double magnitude = 0;
               for (int r = 0; r < n; r++) {
-                double x = input(r, len)[i];
+                double x = inputs[r][i];
                 exact = op == ReduceOp.MAX ? Math.max(exact, x) : exact + x;
                 magnitude += Math.abs(x);
               }

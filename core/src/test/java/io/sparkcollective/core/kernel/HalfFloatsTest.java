@@ -113,4 +113,44 @@ class HalfFloatsTest {
     assertTrue(Float.isNaN(HalfFloats.bf16ToFloat(HalfFloats.floatToBf16(Float.NaN))));
     assertTrue(Float.isNaN(HalfFloats.bf16ToFloat(HalfFloats.floatToBf16(Float.intBitsToFloat(0x7F800001)))));
   }
+
+  /**
+   * The bulk loops (branch-free, for the bfloat16 wire) against the scalar conversions above, on every upper
+   * half of a float bit pattern with random and edge lower halves (ties, NaN payloads, infinities, zeros).
+   */
+  @Test
+  void shouldConvertInBulkExactlyAsOneByOne() {
+    SplittableRandom rnd = new SplittableRandom(13);
+    int n = 0x10000 * 4;
+    float[] a = new float[n + 3];
+    int[] lows = {0x0000, 0x7FFF, 0x8000, 0xFFFF};
+    for (int hi = 0; hi < 0x10000; hi++) {
+      for (int k = 0; k < 4; k++) {
+        int low = rnd.nextInt(3) == 0 ? lows[k] : rnd.nextInt(0x10000);
+        a[3 + 4 * hi + k] = Float.intBitsToFloat((hi << 16) | low);
+      }
+    }
+    short[] narrow = new short[n];
+    HalfFloats.toBf16(a, 3, narrow, n);
+    float[] rounded = a.clone();
+    HalfFloats.roundToBf16(rounded, 3, n);
+    float[] widened = new float[n + 5];
+    HalfFloats.fromBf16(narrow, widened, 5, n);
+    float[] summed = new float[n + 1];
+    java.util.Arrays.fill(summed, 1.5f);
+    HalfFloats.addBf16(narrow, summed, 1, n);
+    for (int i = 0; i < n; i++) {
+      float x = a[3 + i];
+      short expected = HalfFloats.floatToBf16(x);
+      String what = "bits " + Integer.toHexString(Float.floatToRawIntBits(x));
+      assertEquals(expected, narrow[i], what);
+      assertEquals(Float.floatToRawIntBits(HalfFloats.bf16ToFloat(expected)), Float.floatToRawIntBits(rounded[3 + i]),
+          what);
+      assertEquals(Float.floatToRawIntBits(HalfFloats.bf16ToFloat(expected)), Float.floatToRawIntBits(widened[5 + i]),
+          what);
+      assertEquals(Float.floatToIntBits(1.5f + HalfFloats.bf16ToFloat(expected)), Float.floatToIntBits(summed[1 + i]),
+          what);
+    }
+    assertEquals(1.5f, summed[0], "outside the range: untouched");
+  }
 }
