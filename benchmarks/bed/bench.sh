@@ -8,12 +8,13 @@
 #   bench.sh                       HOSTS="2 3 4" RATES="1gbit 10gbit"
 #   HOSTS="2" RATES="1gbit" SIZES=65536,1048576 SPARK=0 bench.sh      a short run
 # SPARK_SIZES (floats, default 1000000,10000000), REPS (7), GLOO=0 skips Gloo (needs libgloo-dev and g++;
-# PEERS_DIR, default ../shared/peers next to the repository). Needs root and a built repository.
+# PEERS_DIR, default ../shared/peers next to the repository), OUT (the output folder). Needs root and a
+# built repository.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 peers=${PEERS_DIR:-$repo/../shared/peers}
-out=$repo/benchmarks/target/bed-bench
+out=${OUT:-$repo/benchmarks/target/bed-bench}
 jar=$repo/benchmarks/target/benchmarks.jar
 hosts_list=${HOSTS:-2 3 4}
 rates=${RATES:-1gbit 10gbit}

@@ -77,7 +77,8 @@ public final class CollectiveConfig {
         "All-reduce algorithm: AUTO (by size and placement), RING, DIRECT, HALVING_DOUBLING or HIERARCHICAL.");
     key(DIRECT_MAX_BYTES, "16384", "AUTO uses DIRECT up to this many bytes (if the group is small enough).");
     key(DIRECT_MAX_RANKS, "8", "AUTO uses DIRECT only for groups of at most this many ranks.");
-    key(RING_MIN_BYTES, "4194304", "AUTO uses RING from this many bytes on, HALVING_DOUBLING below.");
+    key(RING_MIN_BYTES, "4194304", "AUTO uses RING from this many bytes on, HALVING_DOUBLING below (in groups of "
+        + "a power of two ranks; other groups take RING above algorithm.directMaxBytes).");
     key(BROADCAST_CHAIN_MIN_BYTES, "65536", "Broadcasts from this many bytes on use a pipelined chain; "
         + "smaller ones go from the root to every rank directly.");
     key(OBJECT_MAX_BYTES, "1073741824", "Most bytes one object collective (allGatherObjects, broadcastObject) "
