@@ -12,13 +12,14 @@ import java.util.Map;
 /**
  * The report of {@code benchmarks/bed/bench.sh}: for every link rate and number of hosts, spark-collective's
  * busbw as a share of the link rate (each host's link is limited to that rate in each direction, so an
- * all-reduce's busbw cannot exceed it), what bfloat16 on the wire gains in algbw, Gloo's busbw beside it,
- * and the Spark sync benchmark's all-reduce in the same terms.
+ * all-reduce's busbw cannot exceed it), what bfloat16 on the wire gains in algbw, the peers' busbw beside it
+ * (Gloo, Open MPI), and the Spark sync benchmark's all-reduce in the same terms.
  *
  * <p>Run: {@code BedReport <dir> <rate>... -- <hosts>...}, the rates in tc's units (1gbit, 10gbit).
  */
 public final class BedReport {
-  private static final String[] GLOO = {"ring_chunked", "halving_doubling"};
+  /** The peers' outputs, beside ours: Gloo's two algorithms and Open MPI over TCP. */
+  private static final String[] PEERS = {"gloo-ring_chunked", "gloo-halving_doubling", "mpi"};
 
   private BedReport() {}
 
@@ -66,6 +67,40 @@ public final class BedReport {
     return Double.isNaN(v) ? "-" : String.format(Locale.ROOT, format, v);
   }
 
+  /** Our algorithms forced, where the run has them (ALGORITHMS=...): AUTO's time against the best one's. */
+  private static void autoTable(StringBuilder md, Path d, Map<Long, SweepReport.Row> auto) throws IOException {
+    String[] algorithms = {"RING", "HALVING_DOUBLING", "DIRECT"};
+    List<Map<Long, SweepReport.Row>> forced = new ArrayList<>();
+    boolean any = false;
+    for (String a : algorithms) {
+      Map<Long, SweepReport.Row> rows = SweepReport.parseTable(d.resolve("ours-" + a + ".txt"));
+      forced.add(rows);
+      any |= !rows.isEmpty();
+    }
+    if (!any) {
+      return;
+    }
+    md.append("\nAUTO against each algorithm forced (median us; AUTO / best > 1.10 means AUTO picked wrong):\n\n")
+        .append("| bytes | AUTO | RING | HALVING_DOUBLING | DIRECT | best | AUTO / best |\n")
+        .append("|---:|---:|---:|---:|---:|---|---:|\n");
+    for (Map.Entry<Long, SweepReport.Row> e : auto.entrySet()) {
+      StringBuilder row = new StringBuilder(String.format(Locale.ROOT, "| %d | %.1f |", e.getKey(),
+          e.getValue().medianUs));
+      double best = Double.NaN;
+      String bestName = "-";
+      for (int i = 0; i < algorithms.length; i++) {
+        SweepReport.Row r = forced.get(i).get(e.getKey());
+        row.append(r == null ? " - |" : String.format(Locale.ROOT, " %.1f |", r.medianUs));
+        if (r != null && (Double.isNaN(best) || r.medianUs < best)) {
+          best = r.medianUs;
+          bestName = algorithms[i];
+        }
+      }
+      md.append(row).append(' ').append(bestName).append(" | ")
+          .append(num(e.getValue().medianUs / best, "%.2f")).append(" |\n");
+    }
+  }
+
   public static void main(String[] args) throws IOException {
     Path dir = Paths.get(args[0]);
     List<String> rates = new ArrayList<>();
@@ -83,8 +118,8 @@ public final class BedReport {
     StringBuilder md = new StringBuilder("# All-reduce across emulated hosts (benchmarks/bed/bench.sh)\n\n")
         .append("One process per host, every host's link limited to the rate in both directions (tbf), float32 SUM, ")
         .append("medians; busbw = algbw x 2(N-1)/N, whose ceiling is the link rate. bf16 gain = algbw with bfloat16 ")
-        .append("on the wire over float32's; vs Gloo = ours over the better of Gloo's ring_chunked and ")
-        .append("halving_doubling (> 1 favours spark-collective).\n");
+        .append("on the wire over float32's; vs best peer = ours over the best of Gloo's ring_chunked, Gloo's ")
+        .append("halving_doubling and Open MPI (> 1 favours spark-collective).\n");
     for (String rate : rates) {
       double link = rateBytes(rate);
       for (int n : hosts) {
@@ -97,30 +132,31 @@ public final class BedReport {
             + "%.3f GB/s)%n%n", n, rate, link / 1e9, iperf));
         Map<Long, SweepReport.Row> f32 = SweepReport.parseTable(d.resolve("ours-f32.txt"));
         Map<Long, SweepReport.Row> bf16 = SweepReport.parseTable(d.resolve("ours-bf16.txt"));
-        List<Map<Long, SweepReport.Row>> gloo = new ArrayList<>();
-        for (String g : GLOO) {
-          gloo.add(SweepReport.parseTable(d.resolve("gloo-" + g + ".txt")));
+        List<Map<Long, SweepReport.Row>> peers = new ArrayList<>();
+        for (String p : PEERS) {
+          peers.add(SweepReport.parseTable(d.resolve(p + ".txt")));
         }
         md.append("| bytes | ours us | ours busbw GB/s | of link | bf16 busbw GB/s | bf16 gain | Gloo ring_chunked ")
-            .append("busbw | Gloo halving_doubling busbw | vs Gloo |\n")
-            .append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+            .append("busbw | Gloo halving_doubling busbw | Open MPI busbw | vs best peer |\n")
+            .append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (Map.Entry<Long, SweepReport.Row> e : f32.entrySet()) {
           SweepReport.Row o = e.getValue();
           SweepReport.Row b = bf16.get(e.getKey());
           double best = Double.NaN;
-          String[] g = new String[GLOO.length];
-          for (int i = 0; i < GLOO.length; i++) {
-            SweepReport.Row r = gloo.get(i).get(e.getKey());
+          String[] g = new String[PEERS.length];
+          for (int i = 0; i < PEERS.length; i++) {
+            SweepReport.Row r = peers.get(i).get(e.getKey());
             g[i] = r == null ? "-" : String.format(Locale.ROOT, "%.4f", r.busbw);
             if (r != null && (Double.isNaN(best) || r.busbw > best)) {
               best = r.busbw;
             }
           }
-          md.append(String.format(Locale.ROOT, "| %d | %.1f | %.4f | %s | %s | %s | %s | %s | %s |%n",
+          md.append(String.format(Locale.ROOT, "| %d | %.1f | %.4f | %s | %s | %s | %s | %s | %s | %s |%n",
               o.bytes, o.medianUs, o.busbw, pct(o.busbw * 1e9 / link), b == null ? "-" : num(b.busbw, "%.4f"),
-              b == null ? "-" : num(o.medianUs / b.medianUs, "%.2fx"), g[0], g[1],
+              b == null ? "-" : num(o.medianUs / b.medianUs, "%.2fx"), g[0], g[1], g[2],
               num(o.busbw / best, "%.2fx")));
         }
+        autoTable(md, d, f32);
         Map<Long, double[]> spark = sparkSync(d.resolve("spark").resolve("spark-sync.md"));
         if (!spark.isEmpty()) {
           md.append("\nSpark sync benchmark (standalone cluster, a 1-core executor per host, the driver on the ")

@@ -30,6 +30,8 @@ public final class CollectiveConfig {
   public static final String DIRECT_MAX_BYTES = "algorithm.directMaxBytes";
   public static final String DIRECT_MAX_RANKS = "algorithm.directMaxRanks";
   public static final String RING_MIN_BYTES = "algorithm.ringMinBytes";
+  public static final String LINK_MBPS = "algorithm.linkMbps";
+  public static final String STEP_MICROS = "algorithm.stepMicros";
   public static final String BROADCAST_CHAIN_MIN_BYTES = "broadcast.chainMinBytes";
   public static final String OBJECT_MAX_BYTES = "objects.maxBytes";
   public static final String JOIN_TIMEOUT_MS = "group.joinTimeoutMs";
@@ -79,6 +81,12 @@ public final class CollectiveConfig {
     key(DIRECT_MAX_RANKS, "8", "AUTO uses DIRECT only for groups of at most this many ranks.");
     key(RING_MIN_BYTES, "4194304", "AUTO uses RING from this many bytes on, HALVING_DOUBLING below (in groups of "
         + "a power of two ranks; other groups take RING above algorithm.directMaxBytes).");
+    key(LINK_MBPS, "0", "The rate of each host's network link in megabits per second and direction, if known "
+        + "(0: not known). With it AUTO stops DIRECT where sending the whole vector to every peer costs more link "
+        + "time than the other algorithms' extra steps of algorithm.stepMicros each (at 4 hosts on 1 Gbit/s: "
+        + "below 16 KiB).");
+    key(STEP_MICROS, "50", "What one step (an exchange between two ranks) costs in latency, in microseconds, "
+        + "as AUTO weighs it when algorithm.linkMbps is set.");
     key(BROADCAST_CHAIN_MIN_BYTES, "65536", "Broadcasts from this many bytes on use a pipelined chain; "
         + "smaller ones go from the root to every rank directly.");
     key(OBJECT_MAX_BYTES, "1073741824", "Most bytes one object collective (allGatherObjects, broadcastObject) "
@@ -140,6 +148,8 @@ public final class CollectiveConfig {
   private final int segmentBytes;
   private final Algorithm algorithm;
   private final long directMaxBytes;
+  private final long linkMbps;
+  private final long stepMicros;
   private final int directMaxRanks;
   private final long ringMinBytes;
   private final long broadcastChainMinBytes;
@@ -176,6 +186,8 @@ public final class CollectiveConfig {
     this.directMaxBytes = nonNegativeLong(v, DIRECT_MAX_BYTES);
     this.directMaxRanks = (int) Math.min(Integer.MAX_VALUE, nonNegativeLong(v, DIRECT_MAX_RANKS));
     this.ringMinBytes = nonNegativeLong(v, RING_MIN_BYTES);
+    this.linkMbps = nonNegativeLong(v, LINK_MBPS);
+    this.stepMicros = nonNegativeLong(v, STEP_MICROS);
     this.broadcastChainMinBytes = nonNegativeLong(v, BROADCAST_CHAIN_MIN_BYTES);
     this.objectMaxBytes = nonNegativeLong(v, OBJECT_MAX_BYTES);
     if (objectMaxBytes < 1 || objectMaxBytes > Integer.MAX_VALUE - 8) {
@@ -330,6 +342,14 @@ public final class CollectiveConfig {
   /** Most bytes of all ranks' serialised objects in one object collective. */
   public long objectMaxBytes() {
     return objectMaxBytes;
+  }
+
+  public long linkMbps() {
+    return linkMbps;
+  }
+
+  public long stepMicros() {
+    return stepMicros;
   }
 
   public long directMaxBytes() {

@@ -83,8 +83,8 @@ public final class EngineCommunicator implements ManagedCommunicator {
     this.cancellation = cancellation;
     this.rank = transport.rank();
     this.size = transport.size();
-    this.selector = new AlgorithmSelector(
-        config.directMaxBytes(), config.directMaxRanks(), config.ringMinBytes(), config.algorithm());
+    this.selector = new AlgorithmSelector(config.directMaxBytes(), config.directMaxRanks(), config.ringMinBytes(),
+        config.algorithm()).onLinks(config.linkMbps(), config.stepMicros());
     this.placement = Placement.of(transport.nodes());
     this.sendSeq = new long[size * CollectiveOptions.MAX_TAGS];
     this.recvSeq = new long[size * CollectiveOptions.MAX_TAGS];
