@@ -39,14 +39,7 @@ class LocalClusterAllReduceTest {
 
   /** The sum of every partition's gradient, computed on the driver: what the all-reduce must give. */
   private static float[] expectedSum(int tasks, int length) {
-    float[] expected = new float[length];
-    for (int p = 0; p < tasks; p++) {
-      float[] g = gradient(p, length);
-      for (int i = 0; i < length; i++) {
-        expected[i] += g[i];
-      }
-    }
-    return expected;
+    return SparkTests.seededSum(1000, tasks, length);
   }
 
   /** All-reduces {@code g}; if it fails, leaves how long the failure took and what it said in {@code dir}. */

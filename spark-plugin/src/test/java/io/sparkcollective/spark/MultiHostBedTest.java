@@ -333,14 +333,7 @@ class MultiHostBedTest {
   }
 
   private static float[] expected() {
-    float[] sum = new float[LENGTH];
-    for (int r = 0; r < EXECUTORS; r++) {
-      float[] g = gradient(r, LENGTH);
-      for (int i = 0; i < LENGTH; i++) {
-        sum[i] += g[i];
-      }
-    }
-    return sum;
+    return SparkTests.seededSum(7000, EXECUTORS, LENGTH);
   }
 
   @Test

@@ -51,6 +51,18 @@ public final class SparkTests {
     return g;
   }
 
+  /** The sum of the seeded gradients of partitions 0 to {@code partitions - 1}, on the driver, in order. */
+  public static float[] seededSum(long seed, int partitions, int length) {
+    float[] sum = new float[length];
+    for (int p = 0; p < partitions; p++) {
+      float[] g = seededGradient(seed, p, length);
+      for (int i = 0; i < length; i++) {
+        sum[i] += g[i];
+      }
+    }
+    return sum;
+  }
+
   /** The sum of every partition's gradient by {@code treeAggregate}: how Spark users sync gradients today. */
   public static float[] treeAggregateSum(JavaRDD<Integer> parts, Gradient gradient, int length) {
     return parts.treeAggregate(new float[length], (acc, p) -> {
