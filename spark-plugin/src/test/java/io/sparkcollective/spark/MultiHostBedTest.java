@@ -4,7 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sparkcollective.core.api.Algorithm;
+import io.sparkcollective.core.api.CollectiveOptions;
 import io.sparkcollective.core.api.Communicator;
+import io.sparkcollective.core.api.DataBuffer;
 import io.sparkcollective.core.api.ReduceOp;
 import io.sparkcollective.core.transport.tcp.TcpEndpoint;
 import java.io.IOException;
@@ -130,8 +133,17 @@ class MultiHostBedTest {
     JavaRDD<Integer> rdd = SparkTests.partitions(sc, EXECUTORS);
     float[] tree = SparkTests.treeAggregateSum(rdd, MultiHostBedTest::gradient, length);
     List<String> results = Barrier.mapPartitions(rdd, it -> {
-      float[] g = gradient(it.next(), length);
-      Collective.communicator().allReduce(g, ReduceOp.SUM);
+      int p = it.next();
+      float[] g = gradient(p, length);
+      Communicator comm = Collective.communicator();
+      comm.allReduce(g, ReduceOp.SUM);
+      // DIRECT as well: every rank sends to every other, so the two executors of host 1 exchange payloads
+      // whichever ranks they hold (AUTO's halving-doubling or ring may never pair them).
+      float[] d = gradient(p, length);
+      comm.allReduce(DataBuffer.of(d), ReduceOp.SUM, CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.DIRECT));
+      if (!Arrays.equals(g, d)) {
+        throw new IllegalStateException("rank " + p + ": DIRECT and AUTO sums differ");
+      }
       TcpEndpoint e = CollectiveExecutorPlugin.instance().endpoint();
       return Collections.singletonList(host() + " " + e.sharedMemoryPayloads() + " " + Arrays.toString(g))
           .iterator();
