@@ -186,7 +186,7 @@ class FaultCampaignTest {
       boolean record = hit && task.stageAttemptNumber() == 0;
       boolean mine = record && rank == victim;
       if (record) {
-        write(dir, "start-" + rank, org.apache.spark.SparkEnv.get().executorId() + " "
+        SparkTests.writeMarker(dir, "start-" + rank, org.apache.spark.SparkEnv.get().executorId() + " "
             + ProcessHandle.current().pid());
       }
       try {
@@ -218,12 +218,12 @@ class FaultCampaignTest {
           background.join();
         }
         if (record) {
-          write(dir, "done-" + rank, Long.toString(System.currentTimeMillis()));
+          SparkTests.writeMarker(dir, "done-" + rank, Long.toString(System.currentTimeMillis()));
         }
         return Collections.singletonList(w).iterator();
       } catch (Throwable t) {
         if (record) {
-          write(dir, "failed-" + rank, System.currentTimeMillis() + " " + t);
+          SparkTests.writeMarker(dir, "failed-" + rank, System.currentTimeMillis() + " " + t);
         }
         throw t;
       }
@@ -240,16 +240,16 @@ class FaultCampaignTest {
   private static void fire(BarrierTaskContext task, int kind, String dir, CompletableFuture<Void> inFlight)
       throws Exception {
     if (kind == Kind.THROW.ordinal()) {
-      write(dir, "fault", Long.toString(System.currentTimeMillis()));
+      SparkTests.writeMarker(dir, "fault", Long.toString(System.currentTimeMillis()));
       throw new IllegalStateException("injected task failure" + (inFlight != null ? " with an all-reduce in flight"
           : ""));
     }
     if (kind == Kind.HALT.ordinal()) {
-      write(dir, "fault", Long.toString(System.currentTimeMillis()));
+      SparkTests.writeMarker(dir, "fault", Long.toString(System.currentTimeMillis()));
       Runtime.getRuntime().halt(1);
     }
     // The driver acts (cancel, kill, SIGSTOP) once it sees the marker; the task waits as user code would.
-    write(dir, "marker", task.taskAttemptId() + " " + ProcessHandle.current().pid());
+    SparkTests.writeMarker(dir, "marker", task.taskAttemptId() + " " + ProcessHandle.current().pid());
     long until = System.currentTimeMillis() + 60_000;
     while (!task.isInterrupted() && System.currentTimeMillis() < until) {
       Thread.sleep(5);
@@ -263,7 +263,7 @@ class FaultCampaignTest {
     Thread t = new Thread(() -> {
       try {
         Thread.sleep(delayMs);
-        write(dir, "fault", Long.toString(System.currentTimeMillis()));
+        SparkTests.writeMarker(dir, "fault", Long.toString(System.currentTimeMillis()));
         if (kind == Kind.HALT.ordinal()) {
           Runtime.getRuntime().halt(1);
         }
@@ -275,12 +275,6 @@ class FaultCampaignTest {
     t.setDaemon(true);
     t.start();
     return t;
-  }
-
-  private static void write(String dir, String name, String text) throws IOException {
-    Path tmp = Paths.get(dir, name + ".tmp");
-    Files.writeString(tmp, text);
-    Files.move(tmp, Paths.get(dir, name), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
   }
 
   // ---------------------------------------------------------------------------------------- the driver

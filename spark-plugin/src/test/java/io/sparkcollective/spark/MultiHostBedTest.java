@@ -14,7 +14,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -172,12 +171,6 @@ class MultiHostBedTest {
   /** All-reduces of the faulted attempt: more than it gets through before the fault (each takes 0.2 s+). */
   private static final int FAULTED_STEPS = 60;
 
-  private static void write(String dir, String name, String text) throws IOException {
-    Path tmp = Paths.get(dir, name + ".tmp");
-    Files.writeString(tmp, text);
-    Files.move(tmp, Paths.get(dir, name), StandardCopyOption.ATOMIC_MOVE);
-  }
-
   /**
    * A stage of 4 ranks all-reducing 16 MiB again and again; in its first attempt the executor on host 3 gets
    * {@code fault} once every rank is past its second all-reduce. Returns what the stage (retried by Spark)
@@ -199,22 +192,22 @@ class MultiHostBedTest {
         try {
           Communicator comm = Collective.communicator();
           if (record) {
-            write(d, "start-" + rank, host() + " " + ProcessHandle.current().pid());
+            SparkTests.writeMarker(d, "start-" + rank, host() + " " + ProcessHandle.current().pid());
           }
           for (int s = 0; s < (record ? FAULTED_STEPS : 2); s++) {
             System.arraycopy(g0, 0, g, 0, LENGTH);
             if (record && s == 2) {
-              write(d, "running-" + rank, "");
+              SparkTests.writeMarker(d, "running-" + rank, "");
             }
             comm.allReduce(g, ReduceOp.SUM);
           }
           if (record) {
-            write(d, "done-" + rank, Long.toString(System.currentTimeMillis()));
+            SparkTests.writeMarker(d, "done-" + rank, Long.toString(System.currentTimeMillis()));
           }
           return Collections.singletonList(g).iterator();
         } catch (Throwable t) {
           if (record) {
-            write(d, "failed-" + rank, System.currentTimeMillis() + " " + t);
+            SparkTests.writeMarker(d, "failed-" + rank, System.currentTimeMillis() + " " + t);
           }
           throw t;
         }
@@ -283,7 +276,7 @@ class MultiHostBedTest {
       }
       long pid = Long.parseLong(starts.get(victim)[1]);
       Thread.sleep(50); // into an all-reduce: each takes 200 ms or more
-      write(dir.toString(), "victim", victim + " " + System.currentTimeMillis());
+      SparkTests.writeMarker(dir.toString(), "victim", victim + " " + System.currentTimeMillis());
       switch (fault) {
         case KILL:
           signal("KILL", pid);

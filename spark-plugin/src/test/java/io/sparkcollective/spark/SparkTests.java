@@ -1,6 +1,11 @@
 package io.sparkcollective.spark;
 
+import java.io.IOException;
 import java.io.Serializable;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -77,5 +82,15 @@ public final class SparkTests {
       }
       return a;
     }, 2);
+  }
+
+  /**
+   * Writes {@code text} to {@code dir/name} atomically (a temporary file moved into place), so that a test
+   * polling the directory from another JVM never reads a half-written marker.
+   */
+  public static void writeMarker(String dir, String name, String text) throws IOException {
+    Path tmp = Paths.get(dir, name + ".tmp");
+    Files.writeString(tmp, text);
+    Files.move(tmp, Paths.get(dir, name), StandardCopyOption.ATOMIC_MOVE);
   }
 }

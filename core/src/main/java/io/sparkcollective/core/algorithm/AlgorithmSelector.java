@@ -16,7 +16,7 @@ import io.sparkcollective.core.api.Algorithm;
  *
  * <p>Where DIRECT stops depends on the link: it puts (N-1) copies of the vector on every link in one step,
  * the others 2(N-1)/N of it in 2 log2 N (HALVING_DOUBLING) or 2(N-1) (RING) steps. Told the link's rate
- * ({@link #onLinks}), AUTO keeps DIRECT only while its extra bytes take less link time than the other
+ * (the six-argument constructor), AUTO keeps DIRECT only while its extra bytes take less link time than the other
  * algorithm's extra steps cost in latency: at 4 hosts on 1 Gbit/s links a 16 KiB all-reduce took 416 us
  * with DIRECT and 236 with HALVING_DOUBLING, while on loopback DIRECT wins there.
  */
@@ -25,25 +25,27 @@ public final class AlgorithmSelector {
   private final int directMaxRanks;
   private final long ringMinBytes;
   private final Algorithm forced;
-  /** Bytes per second of a host's link in each direction (0: not known), and one step's latency. */
-  private double linkBytesPerSecond;
-  private double stepSeconds;
+  /** Bytes per second of a host's link in each direction (0: not known), and one step's latency in seconds. */
+  private final double linkBytesPerSecond;
+  private final double stepSeconds;
 
+  /** The table with the link rate unknown: DIRECT up to its configured size. */
   public AlgorithmSelector(long directMaxBytes, int directMaxRanks, long ringMinBytes, Algorithm forced) {
+    this(directMaxBytes, directMaxRanks, ringMinBytes, forced, 0, 0);
+  }
+
+  /**
+   * The table for hosts whose links move {@code linkMbps} megabits per second in each direction (0: not
+   * known, DIRECT up to its configured size), where one step of an algorithm costs {@code stepMicros}.
+   */
+  public AlgorithmSelector(long directMaxBytes, int directMaxRanks, long ringMinBytes, Algorithm forced,
+      long linkMbps, long stepMicros) {
     this.directMaxBytes = directMaxBytes;
     this.directMaxRanks = directMaxRanks;
     this.ringMinBytes = ringMinBytes;
     this.forced = forced;
-  }
-
-  /**
-   * This selector, told that each host's link moves {@code linkMbps} megabits per second in each direction
-   * (0: not known, DIRECT up to its configured size) and that a step costs {@code stepMicros} of latency.
-   */
-  public AlgorithmSelector onLinks(long linkMbps, long stepMicros) {
     this.linkBytesPerSecond = linkMbps * 1e6 / 8;
     this.stepSeconds = stepMicros / 1e6;
-    return this;
   }
 
   /**

@@ -381,89 +381,141 @@ public abstract class Elements {
     }
   }
 
-  /** F32 elements that travel as bfloat16: half the bytes on the wire, sums still formed in F32. */
-  static final class Bf16WireElements extends FloatElements {
-    /** Tiles of 2^12 elements: the unit the rounding is tracked in. */
-    private static final int TILE_SHIFT = 12;
-    private final Scratch scratch;
-    private final int tiles;
-    /**
-     * Two bits per tile: "rounded" (its inputs were rounded, at its first move: {@link #beginWire} defers the
-     * rounding of the whole vector to there, so it overlaps the traffic instead of preceding it) and "dirty"
-     * (a reduction left F32 sums in it that no later move rounded; {@link #endWire} rounds only those, and
-     * the tiles never moved). A write rounds the dirty tiles it covers in place, since what it sent is what
-     * the rank's copy must equal. One thread moves an operation's elements.
-     */
+  /**
+   * Where a bfloat16-wire vector's rounding stands, in tiles of 2^12 elements, two bits each: "rounded" (its
+   * inputs were rounded, at its first move) and "dirty" (a reduction left F32 sums in it that no later move
+   * rounded). The bits live in words the operation's scratch lends; one thread moves an operation's elements.
+   */
+  static final class WireTiles {
+    private static final int SHIFT = 12;
+    private final int length;
+    private final int count;
     private long[] marks;
 
-    Bf16WireElements(float[] array, int base, int length, DataBuffer staged, Scratch scratch) {
-      super(array, base, length, DType.F32_AS_BF16_WIRE_CODE, staged);
-      this.scratch = scratch;
-      this.tiles = (length + (1 << TILE_SHIFT) - 1) >>> TILE_SHIFT;
+    WireTiles(int length) {
+      this.length = length;
+      this.count = (length + (1 << SHIFT) - 1) >>> SHIFT;
     }
 
-    private boolean mark(int bit) {
-      return (marks[bit >>> 6] & (1L << bit)) != 0;
+    /** Words enough for every tile's two bits. */
+    int words() {
+      return (2 * count + 63) >>> 6;
     }
 
-    private void set(int bit, boolean on) {
-      if (on) {
-        marks[bit >>> 6] |= 1L << bit;
-      } else {
-        marks[bit >>> 6] &= ~(1L << bit);
-      }
+    /** Starts tracking in {@code cleared} (zeroed, {@link #words} long); {@code null} stops it. */
+    void track(long[] cleared) {
+      marks = cleared;
     }
 
-    private int tileStart(int t) {
-      return t << TILE_SHIFT;
+    boolean tracking() {
+      return marks != null;
     }
 
-    private int tileEnd(int t) {
-      return Math.min(length, (t + 1) << TILE_SHIFT);
+    int count() {
+      return count;
     }
 
-    /** Rounds the inputs of every tile of {@code [off, off+n)} that has not moved yet. */
-    private void firstMove(int off, int n) {
+    int first(int off) {
+      return off >>> SHIFT;
+    }
+
+    /** The last tile of {@code [off, off+n)}, n > 0. */
+    int last(int off, int n) {
+      return (off + n - 1) >>> SHIFT;
+    }
+
+    int start(int t) {
+      return t << SHIFT;
+    }
+
+    int end(int t) {
+      return Math.min(length, (t + 1) << SHIFT);
+    }
+
+    boolean rounded(int t) {
+      return bit(2 * t);
+    }
+
+    void setRounded(int t) {
+      marks[(2 * t) >>> 6] |= 1L << (2 * t);
+    }
+
+    boolean dirty(int t) {
+      return bit(2 * t + 1);
+    }
+
+    /** Marks the tiles of {@code [off, off+n)} dirty (on), or clean (off) where the range covers them whole. */
+    void setDirty(int off, int n, boolean on) {
       if (marks == null || n == 0) {
         return;
       }
-      for (int t = off >>> TILE_SHIFT; t <= (off + n - 1) >>> TILE_SHIFT; t++) {
-        if (!mark(2 * t)) {
-          HalfFloats.roundToBf16(array, base + tileStart(t), tileEnd(t) - tileStart(t));
-          set(2 * t, true);
+      for (int t = first(off); t <= last(off, n); t++) {
+        int b = 2 * t + 1;
+        if (on) {
+          marks[b >>> 6] |= 1L << b;
+        } else if (off <= start(t) && off + n >= end(t)) {
+          marks[b >>> 6] &= ~(1L << b);
         }
       }
     }
 
-    /** Marks the tiles of {@code [off, off+n)} dirty (on), or clean (off) where the range covers them whole. */
-    private void dirty(int off, int n, boolean on) {
-      if (marks == null || n == 0) {
+    private boolean bit(int b) {
+      return (marks[b >>> 6] & (1L << b)) != 0;
+    }
+  }
+
+  /**
+   * F32 elements that travel as bfloat16: half the bytes on the wire, sums still formed in F32.
+   *
+   * <p>{@link #beginWire} defers the rounding of the whole vector to each tile's first move, so it overlaps
+   * the traffic instead of preceding it; {@link #endWire} rounds only the tiles a reduction left dirty and
+   * those that never moved. A write rounds the dirty tiles it covers in place, since what it sent is what the
+   * rank's copy must equal.
+   */
+  static final class Bf16WireElements extends FloatElements {
+    private final Scratch scratch;
+    private final WireTiles tiles;
+
+    Bf16WireElements(float[] array, int base, int length, DataBuffer staged, Scratch scratch) {
+      super(array, base, length, DType.F32_AS_BF16_WIRE_CODE, staged);
+      this.scratch = scratch;
+      this.tiles = new WireTiles(length);
+    }
+
+    private void roundTile(int t) {
+      HalfFloats.roundToBf16(array, base + tiles.start(t), tiles.end(t) - tiles.start(t));
+    }
+
+    /** Rounds the inputs of every tile of {@code [off, off+n)} that has not moved yet. */
+    private void firstMove(int off, int n) {
+      if (!tiles.tracking() || n == 0) {
         return;
       }
-      for (int t = off >>> TILE_SHIFT; t <= (off + n - 1) >>> TILE_SHIFT; t++) {
-        if (on || (off <= tileStart(t) && off + n >= tileEnd(t))) {
-          set(2 * t + 1, on);
+      for (int t = tiles.first(off); t <= tiles.last(off, n); t++) {
+        if (!tiles.rounded(t)) {
+          roundTile(t);
+          tiles.setRounded(t);
         }
       }
     }
 
     @Override
     public void beginWire() {
-      marks = scratch.clearedWords((2 * tiles + 63) >>> 6);
+      tiles.track(scratch.clearedWords(tiles.words()));
     }
 
     @Override
     public void endWire() {
-      if (marks == null) {
+      if (!tiles.tracking()) {
         roundToWire(0, length);
         return;
       }
-      for (int t = 0; t < tiles; t++) {
-        if (!mark(2 * t) || mark(2 * t + 1)) {
-          HalfFloats.roundToBf16(array, base + tileStart(t), tileEnd(t) - tileStart(t));
+      for (int t = 0; t < tiles.count(); t++) {
+        if (!tiles.rounded(t) || tiles.dirty(t)) {
+          roundTile(t);
         }
       }
-      marks = null;
+      tiles.track(null);
     }
 
     /** The first {@code n} wire values, moved out in bulk (element-wise reads of a direct buffer are slow). */
@@ -486,14 +538,14 @@ public abstract class Elements {
       // Narrowed in a heap array, then moved to the frame in bulk (element-wise puts into a direct buffer are slow).
       short[] t = scratch.segmentShorts(n);
       HalfFloats.toBf16(array, base + off, t, n);
-      if (marks != null) {
-        for (int k = off >>> TILE_SHIFT; n > 0 && k <= (off + n - 1) >>> TILE_SHIFT; k++) {
-          if (mark(2 * k + 1)) {
-            int from = Math.max(off, tileStart(k));
-            HalfFloats.fromBf16At(t, from - off, array, base + from, Math.min(off + n, tileEnd(k)) - from);
+      if (tiles.tracking() && n > 0) {
+        for (int k = tiles.first(off); k <= tiles.last(off, n); k++) {
+          if (tiles.dirty(k)) {
+            int from = Math.max(off, tiles.start(k));
+            HalfFloats.fromBf16At(t, from - off, array, base + from, Math.min(off + n, tiles.end(k)) - from);
           }
         }
-        dirty(off, n, false);
+        tiles.setDirty(off, n, false);
       }
       java.nio.ShortBuffer out = w.shorts();
       out.clear();
@@ -504,13 +556,13 @@ public abstract class Elements {
     @Override
     public void read(int off, int n, WireBuffer w) {
       HalfFloats.fromBf16(wireValues(w, n), array, base + off, n);
-      dirty(off, n, false);
+      tiles.setDirty(off, n, false);
     }
 
     @Override
     public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
       firstMove(off, n);
-      dirty(off, n, true);
+      tiles.setDirty(off, n, true);
       if (op == ReduceOp.SUM || op == ReduceOp.AVG) {
         HalfFloats.addBf16(wireValues(w, n), array, base + off, n);
         return;

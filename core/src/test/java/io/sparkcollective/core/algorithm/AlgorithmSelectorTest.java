@@ -19,6 +19,10 @@ class AlgorithmSelectorTest {
     return new AlgorithmSelector(16384, 8, 4 << 20, Algorithm.AUTO);
   }
 
+  private static AlgorithmSelector onLinks(long linkMbps) {
+    return new AlgorithmSelector(16384, 8, 4 << 20, Algorithm.AUTO, linkMbps, 50);
+  }
+
   private static Algorithm auto(AlgorithmSelector s, long bytes, Placement p) {
     return s.select(Algorithm.AUTO, bytes, p).algorithm();
   }
@@ -26,8 +30,8 @@ class AlgorithmSelectorTest {
   @Test
   void shouldStopDirectWhereItsExtraCopiesCostMoreLinkTimeThanTheOtherAlgorithmsSteps() {
     AlgorithmSelector unknown = selector();
-    AlgorithmSelector gigabit = selector().onLinks(1000, 50);
-    AlgorithmSelector tenGigabit = selector().onLinks(10_000, 50);
+    AlgorithmSelector gigabit = onLinks(1000);
+    AlgorithmSelector tenGigabit = onLinks(10_000);
     assertEquals(Algorithm.DIRECT, auto(unknown, 16384, Placement.flat(4)), "no link rate: the configured size");
     // 4 ranks, 1 Gbit/s: 3 steps of 50 us buy 1.5 copies of 125 MB/s: DIRECT up to 12500 bytes.
     assertEquals(12_500, gigabit.directMaxBytes(4));
@@ -38,8 +42,7 @@ class AlgorithmSelectorTest {
     assertEquals(Algorithm.DIRECT, auto(gigabit, 16384, Placement.flat(2)));
     // Three ranks against the ring's 4 steps: 3 x 50 us over 2/3 of a copy, 28125 bytes (above the configured
     // 16 KiB, which stays the limit).
-    assertEquals(28_125, new AlgorithmSelector(1 << 20, 8, 4 << 20, Algorithm.AUTO).onLinks(1000, 50)
-        .directMaxBytes(3));
+    assertEquals(28_125, new AlgorithmSelector(1 << 20, 8, 4 << 20, Algorithm.AUTO, 1000, 50).directMaxBytes(3));
     assertEquals(16_384, gigabit.directMaxBytes(3));
     assertEquals(Algorithm.DIRECT, auto(gigabit, 16384, Placement.flat(3)));
     // Across hosts inside HIERARCHICAL: 4 hosts of 2 ranks, 32 KiB = 16 KiB per rank across.
