@@ -13,9 +13,13 @@ import io.sparkcollective.core.engine.ManagedCommunicator;
 import io.sparkcollective.core.engine.TcpGroup;
 import io.sparkcollective.core.launch.PeerList;
 import io.sparkcollective.core.transport.tcp.TcpEndpoint;
+import java.io.Closeable;
+import java.io.File;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.spark.BarrierTaskContext;
@@ -34,6 +38,9 @@ import org.slf4j.MDC;
  * asks for its communicator, so a stage that never uses the API costs nothing. A task that fails or is
  * killed aborts its group, so its peers fail at once; one that succeeds leaves it.
  *
+ * <p>Python tasks reach the same membership through the executor's {@link PythonChannel}: the worker names
+ * its task attempt, and the session calls the task's communicator on the worker's behalf.
+ *
  * <p>Spark swallows exceptions from {@code init} and {@code onTaskStart}; a failure there is kept and
  * thrown to the task by {@link Collective#communicator()}, with its cause.
  */
@@ -48,6 +55,10 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
   static final String MDC_GROUP = "collective.group";
   static final String MDC_RANK = "collective.rank";
   private final ThreadLocal<TaskGroup> current = new ThreadLocal<>();
+  /** The running barrier tasks by task attempt id, for Python workers. */
+  private final Map<Long, TaskGroup> running = new ConcurrentHashMap<>();
+  private volatile PythonChannel python;
+  private volatile boolean pythonTried;
   private PluginContext ctx;
   private CollectiveConfig config;
   private volatile TcpEndpoint endpoint;
@@ -94,6 +105,7 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
       this.driverAsks = driverAsker();
       if (SparkEnv.get().blockManager().blockManagerId() != null) {
         startEndpoint();
+        startPython();
       }
       // else local mode: the executor starts before its block manager; the first barrier task starts it.
     } catch (Throwable t) {
@@ -123,13 +135,62 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     metrics.watch(e);
   }
 
+  /**
+   * Opens the door for this executor's Python workers (once; a failure is logged and Python tasks are told
+   * the channel is missing). Array segments live where shared-memory rings do.
+   */
+  private void startPython() {
+    if (pythonTried) {
+      return;
+    }
+    synchronized (this) {
+      if (pythonTried) {
+        return;
+      }
+      pythonTried = true;
+      try {
+        File[] dirs = SparkEnv.get().blockManager().diskBlockManager().localDirs();
+        python = PythonChannel.open(dirs, config.sharedMemoryDir(), this::pythonTask);
+      } catch (Exception | LinkageError e) {
+        LOG.warn("executor {}: Python tasks cannot use spark-collective here: {}", ctx.executorID(), e.toString());
+      }
+    }
+  }
+
+  /** The running barrier task a Python worker names, checked against what the worker sees. */
+  private PythonChannel.Task pythonTask(long taskAttemptId, int stageId, int stageAttempt, int partitionId) {
+    TaskGroup g = running.get(taskAttemptId);
+    if (g == null) {
+      throw new CollectiveUsageException("task " + taskAttemptId + " is not a running barrier task on executor "
+          + ctx.executorID() + ": call spark_collective.communicator() inside rdd.barrier().mapPartitions(...)");
+    }
+    // A stage attempt of -1: the worker's Spark line does not tell it (the task attempt id is unique anyway).
+    if (g.stageId != stageId || (stageAttempt >= 0 && g.stageAttempt != stageAttempt) || g.rank != partitionId) {
+      throw new CollectiveUsageException("task " + taskAttemptId + " runs partition " + g.rank + " of stage "
+          + g.stageId + " attempt " + g.stageAttempt + ", not partition " + partitionId + " of stage " + stageId
+          + " attempt " + stageAttempt);
+    }
+    ensureStarted();
+    return g;
+  }
+
+  /** The Python workers' door (null if it did not open); tests. */
+  PythonChannel python() {
+    return python;
+  }
+
   @Override
   public void onTaskStart() {
     TaskContext tc = TaskContext.get();
     if (tc instanceof BarrierTaskContext) {
       BarrierTaskContext b = (BarrierTaskContext) tc;
       String group = appId() + "/stage-" + b.stageId() + "/attempt-" + b.stageAttemptNumber();
-      current.set(new TaskGroup(b, group));
+      TaskGroup g = new TaskGroup(b, group);
+      current.set(g);
+      running.put(b.taskAttemptId(), g);
+      if (!pythonTried && SparkEnv.get().blockManager().blockManagerId() != null) {
+        startPython();
+      }
       // For log patterns: %X{collective.group} and %X{collective.rank} (see conf/log4j2.properties).
       MDC.put(MDC_GROUP, group);
       MDC.put(MDC_RANK, Integer.toString(b.partitionId()));
@@ -157,6 +218,7 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     TaskGroup g = current.get();
     current.remove();
     if (g != null) {
+      running.remove(g.taskAttemptId);
       MDC.remove(MDC_GROUP);
       MDC.remove(MDC_RANK);
     }
@@ -184,13 +246,15 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     if (driverAsks != null) {
       driverAsks.shutdownNow();
     }
+    if (python != null) {
+      python.close();
+    }
     if (endpoint != null) {
       endpoint.close();
     }
   }
 
-  /** The calling barrier task's communicator, formed on first use. */
-  Communicator communicator(TaskContext tc) {
+  private void ensureStarted() {
     if (startFailure != null) {
       throw new CollectiveException("spark-collective did not start on executor " + ctx.executorID() + ": "
           + startFailure, startFailure);
@@ -198,6 +262,11 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     if (endpoint == null) {
       startEndpoint();
     }
+  }
+
+  /** The calling barrier task's communicator, formed on first use. */
+  Communicator communicator(TaskContext tc) {
+    ensureStarted();
     TaskGroup g = current.get();
     if (g == null) {
       throw new CollectiveUsageException("task " + tc.taskAttemptId() + " of stage " + tc.stageId()
@@ -212,16 +281,20 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
    * kill flag as the {@link Cancellation} of every wait of it (Spark kills the other tasks of a barrier stage
    * attempt when one fails, without interrupting their threads, and on stage or job cancellation).
    */
-  private final class TaskGroup {
+  private final class TaskGroup implements PythonChannel.Task {
     final String name;
     final int rank;
     final int size;
     final int stageId;
     final int stageAttempt;
+    final long taskAttemptId;
     final Cancellation killed;
     private final BarrierTaskContext task;
     private volatile String killReason;
-    ManagedCommunicator comm;
+    volatile ManagedCommunicator comm;
+    private volatile boolean ended;
+    /** Python workers' sessions of this task, closed when it ends. */
+    private final List<Closeable> sessions = new ArrayList<>();
     /** What this rank did in the group, reported to the driver when the task ends. */
     private StageStats stats;
 
@@ -231,6 +304,7 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
       this.size = task.getTaskInfos().length;
       this.stageId = task.stageId();
       this.stageAttempt = task.stageAttemptNumber();
+      this.taskAttemptId = task.taskAttemptId();
       this.task = task;
       this.killed = () -> task.isInterrupted() ? killReason() : null;
     }
@@ -265,11 +339,50 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
       }
     }
 
-    Communicator communicator() {
+    @Override
+    public synchronized Communicator communicator() {
       if (comm == null) {
-        comm = form();
+        ManagedCommunicator c = form();
+        if (ended) {
+          // The task ended while a Python worker's call formed the group: nobody would close it.
+          c.abort("the task of rank " + rank + " ended");
+          c.close();
+          throw new CollectiveCancelledException("rank " + rank + " of " + name + ": the task ended");
+        }
+        comm = c;
       }
       return comm;
+    }
+
+    @Override
+    public int rank() {
+      return rank;
+    }
+
+    @Override
+    public int size() {
+      return size;
+    }
+
+    @Override
+    public String group() {
+      return name;
+    }
+
+    @Override
+    public synchronized void attach(Closeable session) {
+      sessions.add(session);
+    }
+
+    private void closeSessions() {
+      List<Closeable> s;
+      synchronized (this) {
+        s = new ArrayList<>(sessions);
+        sessions.clear();
+      }
+      for (Closeable c : s) {
+        PythonChannel.closeQuietly(c);
+      }
     }
 
     private ManagedCommunicator form() {
@@ -321,19 +434,25 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     }
 
     void close() {
-      if (comm != null) {
-        comm.close();
+      ended = true;
+      ManagedCommunicator c = comm;
+      if (c != null) {
+        c.close();
         report();
       }
+      closeSessions();
     }
 
     void abort(String why) {
-      if (comm != null) {
+      ended = true;
+      ManagedCommunicator c = comm;
+      if (c != null) {
         LOG.warn("{} rank {}: {}; aborting the group", name, rank, why);
-        comm.abort(why);
-        comm.close();
+        c.abort(why);
+        c.close();
         report();
       }
+      closeSessions();
     }
 
     /** Sends this rank's record to the driver's per-stage summary, without waiting. */

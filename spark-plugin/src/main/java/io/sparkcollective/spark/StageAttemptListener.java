@@ -46,12 +46,30 @@ final class StageAttemptListener extends SparkListener {
         + firstLine(removed.reason()));
   }
 
-  /** The first line of a failure (the rest is a stack trace, which belongs in the task's own log). */
+  private static final String PYTHON_TRACEBACK = "Traceback (most recent call last):";
+
+  /**
+   * The line of a failure that says what went wrong: its first (the rest is a stack trace, which belongs in
+   * the task's own log), or for a Python task's exception what it raised.
+   */
   static String firstLine(String error) {
     if (error == null) {
       return "no reason given";
     }
-    int eol = error.indexOf('\n');
-    return (eol < 0 ? error : error.substring(0, eol)).trim();
+    String[] lines = error.split("\n");
+    String first = lines[0].trim();
+    if (first.endsWith(PYTHON_TRACEBACK)) {
+      // A Python worker's exception: the traceback's last line (before the JVM's frames) says what was raised.
+      String raised = null;
+      for (int i = 1; i < lines.length && !lines[i].startsWith("\tat "); i++) {
+        if (!lines[i].isBlank() && !Character.isWhitespace(lines[i].charAt(0))) {
+          raised = lines[i].trim();
+        }
+      }
+      if (raised != null) {
+        return first.substring(0, first.length() - PYTHON_TRACEBACK.length()) + raised;
+      }
+    }
+    return first;
   }
 }

@@ -47,8 +47,6 @@ public final class SharedMemoryRing implements Frame.Lender {
   private static final String SUFFIX = ".ring";
   private static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
   private static final SecureRandom RANDOM = new SecureRandom();
-  /** sun.misc.Unsafe#invokeCleaner, to unmap a ring at once instead of when the GC finds it; null if absent. */
-  private static final java.lang.invoke.MethodHandle UNMAP = unmapper();
 
   private final Path path;
   private final MappedByteBuffer map;
@@ -218,27 +216,8 @@ public final class SharedMemoryRing implements Frame.Lender {
   }
 
   private void unmap() {
-    if (unmapped || UNMAP == null) {
-      return;
-    }
-    unmapped = true;
-    try {
-      UNMAP.invokeExact((ByteBuffer) map);
-    } catch (Throwable t) {
-      LOG.debug("cannot unmap {}: {}", path, t.toString());
-    }
-  }
-
-  private static java.lang.invoke.MethodHandle unmapper() {
-    try {
-      Class<?> unsafe = Class.forName("sun.misc.Unsafe");
-      java.lang.reflect.Field f = unsafe.getDeclaredField("theUnsafe");
-      f.setAccessible(true);
-      return MethodHandles.lookup().findVirtual(unsafe, "invokeCleaner",
-          java.lang.invoke.MethodType.methodType(void.class, ByteBuffer.class)).bindTo(f.get(null));
-    } catch (ReflectiveOperationException | RuntimeException e) {
-      LOG.debug("rings are unmapped by the GC: {}", e.toString());
-      return null;
+    if (!unmapped) {
+      unmapped = Mappings.unmap(map);
     }
   }
 

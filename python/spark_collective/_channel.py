@@ -1,0 +1,164 @@
+"""The Python worker's connection to its own executor JVM (see PythonSession.java for the protocol).
+
+The executor announces a Unix-domain socket (in a directory only its user can enter) and a token in a
+file in each of its local directories, which Spark hands its Python workers as ``SPARK_LOCAL_DIRS``.
+Arrays travel through a segment: a file this worker creates in the directory the executor names, maps,
+and hands over; the executor maps it too and deletes its name at once.
+"""
+
+import mmap
+import os
+import secrets
+import socket
+import struct
+import sys
+from typing import Dict, Optional, Tuple
+
+from . import errors
+from ._version import PLUGIN_VERSION
+
+ANNOUNCEMENT = "spark-collective-python"
+SEGMENT_PREFIX = "spark-collective-py-"
+PROTOCOL = 1
+HELLO, MAP, CALL = 1, 2, 3
+MIN_SEGMENT = 1 << 20
+_LEN = struct.Struct("<I")
+_CALL = struct.Struct("<BBBBiqqq")
+_OK_CALL = struct.Struct("<qq")
+_ERROR = struct.Struct("<iI")
+
+
+def _announcement() -> Dict[str, str]:
+    dirs = [d for d in os.environ.get("SPARK_LOCAL_DIRS", "").split(",") if d]
+    for d in dirs:
+        path = os.path.join(d, ANNOUNCEMENT)
+        try:
+            with open(path, "r", encoding="utf-8") as f:
+                text = f.read()
+        except FileNotFoundError:
+            continue
+        except OSError as e:
+            raise errors.CollectiveUsageError(f"cannot read {path}: {e}") from e
+        return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+    where = ", ".join(dirs) if dirs else "(SPARK_LOCAL_DIRS is not set)"
+    raise errors.CollectiveUsageError(
+        "the spark-collective plugin is not running on this executor (no announcement in its local "
+        f"directories {where}): add --conf spark.plugins=io.sparkcollective.spark.CollectivePlugin and the "
+        "plugin jar with --jars; if it is loaded, the executor's log says why its Python channel did not open")
+
+
+def _string(b: bytes, at: int) -> Tuple[str, int]:
+    (n,) = struct.unpack_from("<H", b, at)
+    return b[at + 2:at + 2 + n].decode("utf-8"), at + 2 + n
+
+
+def _put_string(s: str) -> bytes:
+    b = s.encode("utf-8")
+    return struct.pack("<H", len(b)) + b
+
+
+class Channel:
+    """One task's connection: hello, then segments and calls, one at a time."""
+
+    def __init__(self, task_attempt_id: int, stage_id: int, stage_attempt: int, partition_id: int):
+        info = _announcement()
+        if info.get("version") != PLUGIN_VERSION:
+            raise errors.VersionMismatchError(
+                f"the spark-collective plugin jar on this executor is version {info.get('version')}, this "
+                f"Python package (spark_collective) belongs to {PLUGIN_VERSION}: install the package of the "
+                "jar's version (or ship its zip with --py-files)")
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self._sock.connect(info["socket"])
+        except OSError as e:
+            self._sock.close()
+            raise errors.CollectiveUsageError(
+                f"cannot reach this executor's spark-collective socket {info.get('socket')}: {e}") from e
+        self._segment: Optional[mmap.mmap] = None
+        self._capacity = 0
+        try:
+            token = bytes.fromhex(info["token"])
+            body = (bytes([HELLO]) + b"SCPY" + struct.pack("<H", PROTOCOL) + token
+                    + bytes([0 if sys.byteorder == "little" else 1]) + _put_string(PLUGIN_VERSION)
+                    + struct.pack("<qiii", task_attempt_id, stage_id, stage_attempt, partition_id))
+            reply = self._request(body)
+            self.rank, self.size = struct.unpack_from("<ii", reply, 1)
+            self.jvm_version, at = _string(reply, 9)
+            self.group, at = _string(reply, at)
+            self.segment_dir, at = _string(reply, at)
+        except BaseException:
+            self.close()
+            raise
+
+    def _request(self, body: bytes) -> bytes:
+        try:
+            self._sock.sendall(_LEN.pack(len(body)) + body)
+            reply = self._read(_LEN.unpack(self._read(4))[0])
+        except (ConnectionError, EOFError, OSError) as e:
+            raise errors.CollectiveError(f"the connection to this executor's spark-collective channel broke: {e}") \
+                from e
+        if reply[0] != 0:
+            rank, n = _ERROR.unpack_from(reply, 1)
+            message = reply[9:9 + n].decode("utf-8", "replace")
+            raise errors.BY_KIND.get(reply[0], errors.CollectiveError)(message, None if rank < 0 else rank)
+        return reply
+
+    def _read(self, n: int) -> bytes:
+        buf = bytearray(n)
+        view = memoryview(buf)
+        got = 0
+        while got < n:
+            k = self._sock.recv_into(view[got:], n - got)
+            if k == 0:
+                raise EOFError("the executor closed the connection (its task ended, or it is shutting down)")
+            got += k
+        return bytes(buf)
+
+    def segment(self, nbytes: int) -> mmap.mmap:
+        """The shared segment, grown (to a power of two) to at least ``nbytes``."""
+        if self._segment is not None and self._capacity >= nbytes:
+            return self._segment
+        capacity = max(MIN_SEGMENT, 1 << max(0, nbytes - 1).bit_length())
+        path = os.path.join(self.segment_dir, SEGMENT_PREFIX + f"{os.getpid()}-{secrets.token_hex(8)}")
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        try:
+            os.ftruncate(fd, capacity)
+            m = mmap.mmap(fd, capacity)
+        except BaseException:
+            os.close(fd)
+            os.unlink(path)
+            raise
+        os.close(fd)
+        try:
+            self._request(bytes([MAP]) + struct.pack("<q", capacity) + _put_string(os.path.basename(path)))
+        except BaseException:
+            m.close()
+            raise
+        finally:
+            if os.path.exists(path):  # the executor deletes it once mapped; not if it refused
+                os.unlink(path)
+        old = self._segment
+        self._segment, self._capacity = m, capacity
+        if old is not None:
+            try:
+                old.close()
+            except BufferError:
+                pass  # a view is still exported; freed when it is
+        return m
+
+    def call(self, collective: int, dtype: int, op: int, wire: int, root: int, offset: int, count: int,
+             out_offset: int = 0) -> Tuple[int, int]:
+        reply = self._request(bytes([CALL]) + _CALL.pack(collective, dtype, op, wire, root, offset, count,
+                                                         out_offset))
+        return _OK_CALL.unpack_from(reply, 1)
+
+    def close(self) -> None:
+        try:
+            self._sock.close()
+        finally:
+            if self._segment is not None:
+                try:
+                    self._segment.close()
+                except BufferError:
+                    pass
+                self._segment = None

@@ -1,0 +1,147 @@
+"""Python barrier tasks on real executor JVMs: results against NumPy for every dtype, op and several shapes."""
+
+import numpy as np
+import pytest
+
+TASKS = 4
+DTYPES = ["float32", "float64", "float16", "int32", "int64"]
+OPS = ["sum", "avg", "min", "max", "prod"]
+SHAPES = [(1,), (1000,), (37, 11), (3, 4, 1025)]
+
+
+def seeded(seed: int, rank: int, shape, dtype: str, op: str) -> np.ndarray:
+    """Rank ``rank``'s input, from a seed: small integers (exact in every type) or values near one (prod)."""
+    rng = np.random.default_rng([seed, rank])
+    if op == "prod":
+        v = rng.integers(1, 3, size=shape) if dtype.startswith("int") else rng.uniform(0.5, 1.5, size=shape)
+    elif dtype.startswith("int"):
+        v = rng.integers(-1000, 1000, size=shape)
+    else:
+        v = rng.standard_normal(size=shape) * 10
+    return np.ascontiguousarray(v.astype(dtype))
+
+
+def reference(inputs, dtype: str, op: str) -> np.ndarray:
+    """What the group must compute, in float64 (floats) or exactly (integers)."""
+    wide = [x.astype(np.float64) if not dtype.startswith("int") else x.astype(np.int64) for x in inputs]
+    if op == "sum":
+        r = sum(wide[1:], wide[0].copy())
+    elif op == "avg":
+        r = sum(wide[1:], wide[0].copy()) / len(wide)
+    elif op == "min":
+        r = np.minimum.reduce(wide)
+    elif op == "max":
+        r = np.maximum.reduce(wide)
+    else:
+        r = np.multiply.reduce(wide)
+    return r
+
+
+def check(got: np.ndarray, inputs, dtype: str, op: str, what: str) -> None:
+    ref = reference(inputs, dtype, op)
+    assert got.dtype == np.dtype(dtype) and got.shape == inputs[0].shape, what
+    if dtype.startswith("int") or op in ("min", "max"):
+        np.testing.assert_array_equal(got, ref.astype(dtype), err_msg=what)
+        return
+    # Floats: sums in the element type (float16: in float32, rounded once), in the algorithm's order.
+    eps = {"float16": 2.0 ** -10, "float32": 2.0 ** -23, "float64": 2.0 ** -52}[dtype]
+    scale = sum(np.abs(x.astype(np.float64)) for x in inputs) if op != "prod" else np.abs(ref)
+    if op == "avg":
+        scale = scale / len(inputs)
+    tol = (len(inputs) + 1) * eps * scale + (6e-8 if dtype == "float16" else 0)
+    err = np.abs(got.astype(np.float64) - ref)
+    assert np.all(err <= tol), f"{what}: max error {err.max()} beyond {tol.flat[np.argmax(err - tol)]}"
+
+
+def _all_reduce_task(it):
+    import spark_collective
+
+    comm = spark_collective.communicator()
+    out = []
+    for di, dtype in enumerate(DTYPES):
+        for oi, op in enumerate(OPS):
+            if op == "avg" and dtype.startswith("int"):
+                continue
+            for si, shape in enumerate(SHAPES):
+                x = seeded(100 * di + 10 * oi + si, comm.rank, shape, dtype, op)
+                y = comm.all_reduce(x, op)
+                assert y is x
+                out.append((dtype, op, si, x))
+    yield comm.rank, comm.size, out
+
+
+def test_all_reduce_matches_numpy_for_every_dtype_op_and_shape(sc):
+    results = sorted(sc.parallelize(range(TASKS), TASKS).barrier().mapPartitions(_all_reduce_task).collect(),
+                     key=lambda r: r[0])
+    assert [r[0] for r in results] == list(range(TASKS)) and all(r[1] == TASKS for r in results)
+    per_rank = [r[2] for r in results]
+    cases = 0
+    for k, (dtype, op, si, got) in enumerate(per_rank[0]):
+        di, oi = DTYPES.index(dtype), OPS.index(op)
+        inputs = [seeded(100 * di + 10 * oi + si, r, SHAPES[si], dtype, op) for r in range(TASKS)]
+        check(got, inputs, dtype, op, f"{dtype} {op} {SHAPES[si]}")
+        for r in range(1, TASKS):
+            assert per_rank[r][k][3].tobytes() == got.tobytes(), f"rank {r} differs from rank 0: {dtype} {op}"
+        cases += 1
+    assert cases == (len(DTYPES) * len(OPS) - 2) * len(SHAPES)
+
+
+def _other_collectives_task(it):
+    import spark_collective
+
+    comm = spark_collective.communicator()
+    r = comm.rank
+    rs_in = seeded(7, r, (1001,), "float64", "sum")
+    block = comm.reduce_scatter(rs_in.copy(), "sum").copy()
+    gathered = comm.all_gather(np.arange(5, dtype=np.int64) + 10 * r)
+    out = np.empty((comm.size, 2, 3), dtype=np.float32)
+    comm.all_gather(np.full((2, 3), r, dtype=np.float32), out=out)
+    b = np.arange(12, dtype=np.int32).reshape(3, 4) * (r + 1)
+    comm.broadcast(b, root=2)
+    comm.barrier()
+    bf = seeded(8, r, (4096,), "float32", "sum")
+    comm.all_reduce(bf, wire="bf16")
+    yield r, block, gathered, out, b, bf
+
+
+def test_reduce_scatter_all_gather_broadcast_barrier_and_bf16_wire(sc):
+    results = sorted(sc.parallelize(range(TASKS), TASKS).barrier().mapPartitions(_other_collectives_task).collect(),
+                     key=lambda x: x[0])
+    full = reference([seeded(7, r, (1001,), "float64", "sum") for r in range(TASKS)], "float64", "sum")
+    bounds = np.cumsum([0] + [1001 // TASKS + (1 if i < 1001 % TASKS else 0) for i in range(TASKS)])
+    for r, block, gathered, out, b, bf in results:
+        np.testing.assert_allclose(block, full[bounds[r]:bounds[r + 1]], rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(gathered, np.stack([np.arange(5) + 10 * k for k in range(TASKS)]))
+        np.testing.assert_array_equal(out, np.stack([np.full((2, 3), k, np.float32) for k in range(TASKS)]))
+        np.testing.assert_array_equal(b, np.arange(12, dtype=np.int32).reshape(3, 4) * 3)
+    exact = reference([seeded(8, r, (4096,), "float32", "sum") for r in range(TASKS)], "float32", "sum")
+    bf0 = results[0][5]
+    # bfloat16 on the wire: 8 bits of mantissa per hop; within a few bf16 ulps of the float32 sum.
+    scale = sum(np.abs(seeded(8, r, (4096,), "float32", "sum").astype(np.float64)) for r in range(TASKS))
+    assert np.all(np.abs(bf0 - exact) <= 4 * 2.0 ** -8 * scale)
+    assert not np.array_equal(bf0, exact.astype(np.float32)), "bf16 wire left the float32 sum exact"
+    for r in range(1, TASKS):
+        assert results[r][5].tobytes() == bf0.tobytes()
+
+
+def _stage_task(stage):
+    def task(it):
+        import spark_collective
+
+        comm = spark_collective.communicator()
+        x = np.full(1000, stage + comm.rank, dtype=np.float32)
+        comm.all_reduce(x)
+        yield comm.rank, comm.group, float(x[0]), float(x[-1])
+    return task
+
+
+def test_ten_successive_stages_each_form_a_new_group(sc):
+    groups = set()
+    for stage in range(10):
+        rows = sc.parallelize(range(TASKS), TASKS).barrier().mapPartitions(_stage_task(stage)).collect()
+        expected = float(sum(stage + r for r in range(TASKS)))
+        assert sorted(r[0] for r in rows) == list(range(TASKS))
+        assert all(r[2] == expected and r[3] == expected for r in rows), rows
+        assert len({r[1] for r in rows}) == 1
+        groups.add(rows[0][1])
+    assert len(groups) == 10
