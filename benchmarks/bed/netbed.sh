@@ -4,6 +4,7 @@
 # Nothing leaves the machine: the bridge has no uplink and no route is added outside 198.18.0.0/24.
 #
 #   netbed.sh up K [RATE] [SLOW]   K hosts sc-h1..sc-hK (198.18.0.11..), RATE per host and direction
+#                                  (a tbf queue of QUEUE_MS ms, default 20, in front of each link)
 #                                  (tc units, e.g. 1gbit, 10gbit; "none" for no limit), SLOW the number of a
 #                                  host at a tenth of RATE (0: none). The root namespace is 198.18.0.1 on the
 #                                  bridge (the driver's side). A bed left from an earlier run is removed first.
@@ -24,14 +25,14 @@ ns() { echo "$NS_PREFIX$1"; }
 addr() { echo "$PREFIX.$((10 + $1))"; }
 
 # The token bucket for RATE: a burst of at least 1 ms of traffic and 128 KiB (veth hands over
-# segmentation-offloaded packets of up to 64 KiB), a queue of 20 ms before drops.
+# segmentation-offloaded packets of up to 64 KiB), a queue of QUEUE_MS (default 20) ms before drops.
 limit() {
   local dev=$1 rate=$2 nsname=${3:-}
   local bits burst
   bits=$(rate_bits "$rate")
   burst=$(( bits / 8 / 1000 ))
   [ "$burst" -lt 131072 ] && burst=131072
-  local cmd=(tc qdisc replace dev "$dev" root tbf rate "$rate" burst "$burst" latency 20ms)
+  local cmd=(tc qdisc replace dev "$dev" root tbf rate "$rate" burst "$burst" latency "${QUEUE_MS:-20}ms")
   if [ -n "$nsname" ]; then ip netns exec "$nsname" "${cmd[@]}"; else "${cmd[@]}"; fi
 }
 

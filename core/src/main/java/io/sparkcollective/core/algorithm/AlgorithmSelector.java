@@ -19,6 +19,14 @@ import io.sparkcollective.core.api.Algorithm;
  * (the six-argument constructor), AUTO keeps DIRECT only while its extra bytes take less link time than the other
  * algorithm's extra steps cost in latency: at 4 hosts on 1 Gbit/s links a 16 KiB all-reduce took 416 us
  * with DIRECT and 236 with HALVING_DOUBLING, while on loopback DIRECT wins there.
+ *
+ * <p>Where RING takes over depends on the link too. HALVING_DOUBLING sends a step's data only once the whole
+ * previous step has arrived, so every step drains the link, and its queue (switch, NIC, qdisc), before the
+ * next starts; the ring passes each piece on as soon as it lands. A slower link holds the same queueing
+ * time in fewer bytes, so the crossover shrinks with the rate: the configured size stands for 10 Gbit/s
+ * (and loopback), and a known slower link scales it down. At 4 hosts on 1 Gbit/s links (20 ms of queue):
+ * 4 MiB took 66.6 ms with HALVING_DOUBLING and 55.5 with RING (53.8 and 53.4 with a 2 ms queue), a 1 M-float
+ * gradient in Spark 65.2 against 56.9 ms; at 10 Gbit/s HALVING_DOUBLING still won at 1 and 4 MiB.
  */
 public final class AlgorithmSelector {
   private final long directMaxBytes;
@@ -28,6 +36,8 @@ public final class AlgorithmSelector {
   /** Bytes per second of a host's link in each direction (0: not known), and one step's latency in seconds. */
   private final double linkBytesPerSecond;
   private final double stepSeconds;
+  /** The link rate the configured RING threshold stands for: 10 Gbit/s, in bytes per second. */
+  static final double REFERENCE_LINK_BYTES_PER_SECOND = 10_000 * 1e6 / 8;
 
   /** The table with the link rate unknown: DIRECT up to its configured size. */
   public AlgorithmSelector(long directMaxBytes, int directMaxRanks, long ringMinBytes, Algorithm forced) {
@@ -63,6 +73,17 @@ public final class AlgorithmSelector {
     return Math.min(directMaxBytes, Math.round(crossover));
   }
 
+  /**
+   * The smallest message RING takes: the configured size, scaled down by the link's share of 10 Gbit/s when
+   * the rate is known and lower.
+   */
+  long ringMinBytes() {
+    if (linkBytesPerSecond <= 0 || linkBytesPerSecond >= REFERENCE_LINK_BYTES_PER_SECOND) {
+      return ringMinBytes;
+    }
+    return Math.round(ringMinBytes * linkBytesPerSecond / REFERENCE_LINK_BYTES_PER_SECOND);
+  }
+
   /** The concrete algorithm for a call that asked for {@code requested}, ignoring process boundaries. */
   public Algorithm select(Algorithm requested, long bytes, int ranks) {
     if (requested != Algorithm.AUTO) {
@@ -93,7 +114,7 @@ public final class AlgorithmSelector {
       return Algorithm.DIRECT;
     }
     boolean powerOfTwo = (ranks & (ranks - 1)) == 0;
-    if (bytes < ringMinBytes && (powerOfTwo || bytes <= directMaxBytes)) {
+    if (bytes < ringMinBytes() && (powerOfTwo || bytes <= directMaxBytes)) {
       return Algorithm.HALVING_DOUBLING;
     }
     return Algorithm.RING;

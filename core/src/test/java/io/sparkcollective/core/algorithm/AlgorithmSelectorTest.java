@@ -28,6 +28,19 @@ class AlgorithmSelectorTest {
   }
 
   @Test
+  void shouldTakeRingFromSmallerMessagesOnSlowerLinks() {
+    // 4 MiB stands for 10 Gbit/s; 1 Gbit/s scales it to 419430 bytes.
+    assertEquals(4 << 20, selector().ringMinBytes());
+    assertEquals(4 << 20, onLinks(10_000).ringMinBytes());
+    assertEquals(4 << 20, onLinks(25_000).ringMinBytes(), "faster links keep the configured size");
+    assertEquals(419_430, onLinks(1000).ringMinBytes());
+    assertEquals(Algorithm.HALVING_DOUBLING, auto(selector(), 1 << 20, Placement.flat(4)));
+    assertEquals(Algorithm.HALVING_DOUBLING, auto(onLinks(10_000), 1 << 20, Placement.flat(4)));
+    assertEquals(Algorithm.RING, auto(onLinks(1000), 1 << 20, Placement.flat(4)), "a 4 MB gradient at 1 Gbit/s");
+    assertEquals(Algorithm.HALVING_DOUBLING, auto(onLinks(1000), 262_144, Placement.flat(4)));
+  }
+
+  @Test
   void shouldStopDirectWhereItsExtraCopiesCostMoreLinkTimeThanTheOtherAlgorithmsSteps() {
     AlgorithmSelector unknown = selector();
     AlgorithmSelector gigabit = onLinks(1000);
