@@ -285,6 +285,28 @@ public final class SparkSyncBenchmark {
     return percentile(ms, 0.5);
   }
 
+  /**
+   * One barrier stage of {@code tasks} Java tasks that all-reduce {@code floats} floats: milliseconds of each
+   * timed call (the slowest rank's), after {@code warmup} calls. For comparisons driven from elsewhere, e.g.
+   * the PySpark benchmark through the driver's JVM.
+   */
+  public static double[] javaAllReduceMillis(JavaSparkContext sc, int tasks, int floats, int warmup, int reps) {
+    List<Integer> ids = new ArrayList<>();
+    for (int i = 0; i < tasks; i++) {
+      ids.add(i);
+    }
+    double[] ms = new double[reps];
+    for (RankSamples s : allReduceStage(sc.parallelize(ids, tasks), floats, tasks, warmup, 0, reps, false)) {
+      if (s.check != null) {
+        throw new IllegalStateException("wrong all-reduce result at " + floats + " floats: " + s.check);
+      }
+      for (int r = 0; r < reps; r++) {
+        ms[r] = Math.max(ms[r], s.nanos[r] / 1e6);
+      }
+    }
+    return ms;
+  }
+
   private static List<RankSamples> allReduceStage(JavaRDD<Integer> parts, int n, int tasks, int warmup,
       long warmupNanos, int reps, boolean bf16) {
     return Barrier.mapPartitionsWithoutRetry(parts, it -> {

@@ -1,0 +1,145 @@
+"""Gradient sync from PySpark barrier tasks: spark_collective's all_reduce against a Java task's all-reduce in
+the same run (same cluster, same sizes), and against what PySpark users do today: ``treeAggregate`` and
+``BarrierTaskContext.allGather``.
+
+Run by ``python/run-bench.sh``; writes ``python/target/bench/report.md``. Times are the slowest rank's per
+call (each call after a barrier), medians over the repetitions; treeAggregate is timed on the driver.
+"""
+
+import argparse
+import base64
+import glob
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "python", "tests"))
+
+from conftest import plugin_jar, spark_conf  # noqa: E402
+
+
+def python_all_reduce(sc, tasks, n, warmup, reps):
+    def task(it):
+        import spark_collective
+
+        comm = spark_collective.communicator()
+        x = np.empty(n, dtype=np.float32)
+        times = []
+        for i in range(warmup + reps):
+            x.fill(comm.rank + 1)
+            comm.barrier()
+            t0 = time.perf_counter()
+            comm.all_reduce(x)
+            dt = time.perf_counter() - t0
+            if i >= warmup:
+                times.append(dt * 1e3)
+        expected = tasks * (tasks + 1) / 2
+        if not np.all(x == expected):
+            raise AssertionError(f"wrong sum: {x[:4]} instead of {expected}")
+        yield times
+    rows = sc.parallelize(range(tasks), tasks).barrier().mapPartitions(task).collect()
+    return [max(r[i] for r in rows) for i in range(reps)]
+
+
+def java_all_reduce(sc, tasks, n, warmup, reps):
+    bench = sc._jvm.io.sparkcollective.benchmarks.SparkSyncBenchmark
+    return list(bench.javaAllReduceMillis(sc._jsc, tasks, n, warmup, reps))
+
+
+def tree_aggregate(sc, tasks, n, reps):
+    rdd = sc.parallelize(range(tasks), tasks)
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        total = rdd.treeAggregate(np.zeros(n, dtype=np.float32),
+                                  lambda acc, p: acc + np.full(n, p + 1, dtype=np.float32),
+                                  lambda a, b: a + b, depth=2)
+        times.append((time.perf_counter() - t0) * 1e3)
+        assert total[0] == tasks * (tasks + 1) / 2
+    return times
+
+
+def all_gather(sc, tasks, n, reps):
+    def task(it):
+        from pyspark import BarrierTaskContext
+
+        ctx = BarrierTaskContext.get()
+        x = np.full(n, ctx.partitionId() + 1, dtype=np.float32)
+        times = []
+        for _ in range(reps):
+            ctx.barrier()
+            t0 = time.perf_counter()
+            parts = ctx.allGather(base64.b64encode(x.tobytes()).decode("ascii"))
+            total = sum(np.frombuffer(base64.b64decode(p), dtype=np.float32) for p in parts)
+            times.append((time.perf_counter() - t0) * 1e3)
+        assert total[0] == tasks * (tasks + 1) / 2
+        yield times
+    rows = sc.parallelize(range(tasks), tasks).barrier().mapPartitions(task).collect()
+    return [max(r[i] for r in rows) for i in range(reps)]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="1000,1000000,10000000", help="floats per gradient, comma-separated")
+    ap.add_argument("--tasks", type=int, default=4)
+    ap.add_argument("--master", default="local-cluster[2,2,1024]")
+    ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument("--tree-reps", type=int, default=5)
+    ap.add_argument("--gather-reps", type=int, default=3)
+    ap.add_argument("--gather-max", type=int, default=1000000, help="largest size for allGather")
+    ap.add_argument("--out", default=os.path.join(ROOT, "python", "target", "bench"))
+    args = ap.parse_args()
+    from pyspark import SparkContext
+
+    bench_jar = os.path.join(ROOT, "benchmarks", "target", "benchmarks.jar")
+    if not os.path.exists(bench_jar):
+        sys.exit("build first: mvn -B -q -DskipTests package (benchmarks/target/benchmarks.jar is missing)")
+    jars = f"{plugin_jar()},{bench_jar}"
+    conf = (spark_conf(args.master, "spark-collective-python-bench").set("spark.jars", jars)
+            .set("spark.driver.extraClassPath", jars.replace(",", os.pathsep))
+            .set("spark.executor.memory", "1g").set("spark.driver.memory", "2g"))
+    sc = SparkContext(conf=conf)
+    sc.setLogLevel("WARN")
+    sc.parallelize(range(8), 8).count()
+    rows = []
+    for n in [int(s) for s in args.sizes.split(",")]:
+        row = {"floats": n}
+        # Interleaved so that both see the same machine: Java, Python, Java, Python.
+        j1 = java_all_reduce(sc, args.tasks, n, args.warmup, args.reps)
+        p1 = python_all_reduce(sc, args.tasks, n, args.warmup, args.reps)
+        j2 = java_all_reduce(sc, args.tasks, n, args.warmup, args.reps)
+        p2 = python_all_reduce(sc, args.tasks, n, args.warmup, args.reps)
+        row["java"] = statistics.median(j1 + j2)
+        row["python"] = statistics.median(p1 + p2)
+        row["tree"] = statistics.median(tree_aggregate(sc, args.tasks, n, args.tree_reps))
+        row["gather"] = (statistics.median(all_gather(sc, args.tasks, n, args.gather_reps))
+                         if n <= args.gather_max else None)
+        rows.append(row)
+        print(f"{n:>10} floats: Java {row['java']:.3f} ms, Python {row['python']:.3f} ms "
+              f"({row['python'] / row['java']:.2f}x, +{(row['python'] - row['java']) * 1e3:.0f} us), "
+              f"treeAggregate {row['tree']:.1f} ms, allGather "
+              + (f"{row['gather']:.1f} ms" if row["gather"] is not None else "not run"), flush=True)
+    sc.stop()
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "report.md"), "w") as f:
+        f.write(f"Gradient sync of float32 arrays across {args.tasks} PySpark barrier tasks on {args.master}: "
+                "milliseconds per call, median (slowest rank per call).\n\n")
+        f.write("| floats | Java allReduce | Python all_reduce | Python / Java | Python - Java (us) | "
+                "treeAggregate (Python) | allGather (Python, Base64) | treeAggregate / Python |\n")
+        f.write("|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+        for r in rows:
+            g = f"{r['gather']:.1f}" if r["gather"] is not None else "not run"
+            f.write(f"| {r['floats']} | {r['java']:.3f} | {r['python']:.3f} | {r['python'] / r['java']:.2f}x | "
+                    f"{(r['python'] - r['java']) * 1e3:.0f} | {r['tree']:.1f} | {g} | "
+                    f"{r['tree'] / r['python']:.1f}x |\n")
+    print("report:", os.path.join(args.out, "report.md"))
+
+
+if __name__ == "__main__":
+    main()
