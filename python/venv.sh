@@ -11,5 +11,7 @@ case ${1:-3} in
 esac
 venv=${VENV_DIR:-$here/target/venv-$pyspark}
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-"$venv/bin/pip" install -q --disable-pip-version-check "pyspark==$pyspark" numpy pytest pytest-timeout
+# The examples' needs (charts, the notebook's kernel) only on the default line, where their tests run.
+extras=$([ "${1:-3}" = 3 ] && echo "matplotlib nbclient nbformat ipykernel" || true)
+"$venv/bin/pip" install -q --disable-pip-version-check "pyspark==$pyspark" numpy pytest pytest-timeout $extras
 "$venv/bin/pip" install -q --disable-pip-version-check --no-deps --force-reinstall "$here"

@@ -39,7 +39,12 @@ def _announcement() -> Dict[str, str]:
             continue
         except OSError as e:
             raise errors.CollectiveUsageError(f"cannot read {path}: {e}") from e
-        return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+        info = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+        missing = [k for k in ("version", "socket", "token") if k not in info]
+        if missing:
+            raise errors.CollectiveUsageError(f"{path} lacks {', '.join(missing)}: it was not written by the "
+                                              "spark-collective plugin, or only in part")
+        return info
     where = ", ".join(dirs) if dirs else "(SPARK_LOCAL_DIRS is not set)"
     raise errors.CollectiveUsageError(
         "the spark-collective plugin is not running on this executor (no announcement in its local "

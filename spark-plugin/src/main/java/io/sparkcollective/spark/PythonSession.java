@@ -189,8 +189,8 @@ final class PythonSession implements Closeable {
     }
     try {
       task = channel.tasks().find(taskAttemptId, stageId, stageAttempt, partitionId);
-    } catch (CollectiveUsageException e) {
-      return refuse(E_USAGE, e.getMessage());
+    } catch (CollectiveException e) {
+      return refuse(kindOf(e), e.getMessage()); // no such task here, or the plugin did not start
     }
     task.attach(this);
     reply.clear().put(OK).putInt(task.rank()).putInt(task.size());
@@ -296,6 +296,7 @@ final class PythonSession implements Closeable {
         b = Blocks.length((int) count, comm.size(), comm.rank());
         break;
       case ALL_GATHER:
+        // count is at most the segment's capacity (region above): these products stay far below overflow.
         long outBytes = count * comm.size() * dtype.byteSize();
         if (outOffset < offset + count * dtype.byteSize() && offset < outOffset + outBytes) {
           throw new CollectiveUsageException("all_gather's input and output overlap in the segment");
@@ -316,13 +317,14 @@ final class PythonSession implements Closeable {
     if (segment == null) {
       throw new CollectiveUsageException("no segment is mapped for " + what);
     }
-    long bytes = count * dtype.byteSize();
-    if (offset < 0 || count < 0 || offset % dtype.byteSize() != 0 || offset + bytes > segment.capacity()) {
+    // Counts are bounded before they are multiplied: the segment is at most 2 GiB, so no product overflows.
+    if (offset < 0 || count < 0 || count > segment.capacity() || offset % dtype.byteSize() != 0
+        || offset + count * dtype.byteSize() > segment.capacity()) {
       throw new CollectiveUsageException(what + " (" + count + " " + dtype + " at byte " + offset + ") is not "
           + "inside the segment of " + segment.capacity() + " bytes");
     }
     ByteBuffer b = segment.duplicate().order(order);
-    b.limit((int) (offset + bytes)).position((int) offset);
+    b.limit((int) (offset + count * dtype.byteSize())).position((int) offset);
     return DataBuffer.of(b, dtype);
   }
 

@@ -286,6 +286,11 @@ class PythonChannelTest {
       ByteBuffer bad = c.call(PythonSession.ALL_REDUCE, 1, 1, capacity - 8, 4);
       assertEquals(PythonSession.E_USAGE, bad.get(0), "a region past the segment's end");
       assertTrue(errorText(bad).contains("is not inside the segment of 1048576 bytes"), errorText(bad));
+      // A count whose byte length overflows a long to a small number is refused, not wrapped around.
+      ByteBuffer wrap = c.call(PythonSession.ALL_REDUCE, 1, 1, 0, 1L << 62);
+      assertEquals(PythonSession.E_USAGE, wrap.get(0), "4 * 2^62 bytes wraps to 0");
+      ByteBuffer gather = c.call(PythonSession.ALL_GATHER, 1, 0, 0, (1L << 62) + 1);
+      assertEquals(PythonSession.E_USAGE, gather.get(0), "all_gather's output length is bounded too");
       return out;
     }
   }
