@@ -23,12 +23,13 @@ sys.path.insert(0, os.path.join(ROOT, "python", "tests"))
 from conftest import plugin_jar, spark_conf  # noqa: E402
 
 
-def python_all_reduce(sc, tasks, n, warmup, reps):
+def python_all_reduce(sc, tasks, n, warmup, reps, shared=False):
+    """``shared``: the gradient is an array made by ``comm.empty`` (used in place, no copies), else NumPy's own."""
     def task(it):
         import spark_collective
 
         comm = spark_collective.communicator()
-        x = np.empty(n, dtype=np.float32)
+        x = comm.empty(n, np.float32) if shared else np.empty(n, dtype=np.float32)
         times = []
         for i in range(warmup + reps):
             x.fill(comm.rank + 1)
@@ -44,6 +45,31 @@ def python_all_reduce(sc, tasks, n, warmup, reps):
         yield times
     rows = sc.parallelize(range(tasks), tasks).barrier().mapPartitions(task).collect()
     return [max(r[i] for r in rows) for i in range(reps)]
+
+
+def python_loop(sc, tasks, n, calls, rounds, shared=False):
+    """Microseconds per call in loops of ``calls`` back-to-back all-reduces, per round (slowest rank)."""
+    def task(it):
+        import spark_collective
+
+        comm = spark_collective.communicator()
+        x = comm.zeros(n, np.float32) if shared else np.zeros(n, dtype=np.float32)
+        out = []
+        for r in range(-1, rounds):
+            comm.barrier()
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                comm.all_reduce(x)
+            if r >= 0:
+                out.append((time.perf_counter() - t0) * 1e6 / calls)
+        yield out
+    rows = sc.parallelize(range(tasks), tasks).barrier().mapPartitions(task).collect()
+    return [max(r[i] for r in rows) for i in range(rounds)]
+
+
+def java_loop(sc, tasks, n, calls, rounds):
+    bench = sc._jvm.io.sparkcollective.benchmarks.SparkSyncBenchmark
+    return list(bench.javaAllReduceLoopMicros(sc._jsc, tasks, n, calls, rounds))
 
 
 def java_all_reduce(sc, tasks, n, warmup, reps):
@@ -93,6 +119,9 @@ def main():
     ap.add_argument("--tree-reps", type=int, default=5)
     ap.add_argument("--gather-reps", type=int, default=3)
     ap.add_argument("--gather-max", type=int, default=1000000, help="largest size for allGather")
+    ap.add_argument("--loop-calls", type=int, default=200, help="calls per back-to-back loop (overhead figure)")
+    ap.add_argument("--loop-rounds", type=int, default=5)
+    ap.add_argument("--loop-size", type=int, default=1000, help="floats per call in the back-to-back loops")
     ap.add_argument("--out", default=os.path.join(ROOT, "python", "target", "bench"))
     args = ap.parse_args()
     from pyspark import SparkContext
@@ -104,40 +133,64 @@ def main():
     conf = (spark_conf(args.master, "spark-collective-python-bench").set("spark.jars", jars)
             .set("spark.driver.extraClassPath", jars.replace(",", os.pathsep))
             .set("spark.executor.memory", "1g").set("spark.driver.memory", "2g"))
+    # The benchmarks jar carries slf4j's simple logger for its own command lines: keep the driver's log at WARN.
+    conf.set("spark.driver.extraJavaOptions",
+             conf.get("spark.driver.extraJavaOptions") + " -Dorg.slf4j.simpleLogger.defaultLogLevel=warn")
     sc = SparkContext(conf=conf)
     sc.setLogLevel("WARN")
     sc.parallelize(range(8), 8).count()
     rows = []
     for n in [int(s) for s in args.sizes.split(",")]:
         row = {"floats": n}
-        # Interleaved so that both see the same machine: Java, Python, Java, Python.
-        j1 = java_all_reduce(sc, args.tasks, n, args.warmup, args.reps)
-        p1 = python_all_reduce(sc, args.tasks, n, args.warmup, args.reps)
-        j2 = java_all_reduce(sc, args.tasks, n, args.warmup, args.reps)
-        p2 = python_all_reduce(sc, args.tasks, n, args.warmup, args.reps)
-        row["java"] = statistics.median(j1 + j2)
-        row["python"] = statistics.median(p1 + p2)
+        # Interleaved so that all see the same machine: Java, Python, Python in shared memory, twice.
+        j, p, s = [], [], []
+        for _ in range(2):
+            j += java_all_reduce(sc, args.tasks, n, args.warmup, args.reps)
+            p += python_all_reduce(sc, args.tasks, n, args.warmup, args.reps)
+            s += python_all_reduce(sc, args.tasks, n, args.warmup, args.reps, shared=True)
+        row["java"] = statistics.median(j)
+        row["python"] = statistics.median(p)
+        row["shared"] = statistics.median(s)
         row["tree"] = statistics.median(tree_aggregate(sc, args.tasks, n, args.tree_reps))
         row["gather"] = (statistics.median(all_gather(sc, args.tasks, n, args.gather_reps))
                          if n <= args.gather_max else None)
         rows.append(row)
         print(f"{n:>10} floats: Java {row['java']:.3f} ms, Python {row['python']:.3f} ms "
               f"({row['python'] / row['java']:.2f}x, +{(row['python'] - row['java']) * 1e3:.0f} us), "
+              f"Python in shared memory {row['shared']:.3f} ms ({row['shared'] / row['java']:.2f}x), "
               f"treeAggregate {row['tree']:.1f} ms, allGather "
               + (f"{row['gather']:.1f} ms" if row["gather"] is not None else "not run"), flush=True)
+    loop = {"java": [], "python": [], "shared": []}
+    if args.loop_calls > 0:
+        for _ in range(2):
+            loop["java"] += java_loop(sc, args.tasks, args.loop_size, args.loop_calls, args.loop_rounds)
+            loop["python"] += python_loop(sc, args.tasks, args.loop_size, args.loop_calls, args.loop_rounds)
+            loop["shared"] += python_loop(sc, args.tasks, args.loop_size, args.loop_calls, args.loop_rounds, True)
+        loop = {k: statistics.median(v) for k, v in loop.items()}
+        print(f"back-to-back, {args.loop_size} floats: Java {loop['java']:.1f} us per call, Python "
+              f"{loop['python']:.1f} (+{loop['python'] - loop['java']:.1f}), in shared memory {loop['shared']:.1f} "
+              f"(+{loop['shared'] - loop['java']:.1f})", flush=True)
     sc.stop()
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "report.md"), "w") as f:
         f.write(f"Gradient sync of float32 arrays across {args.tasks} PySpark barrier tasks on {args.master}: "
                 "milliseconds per call, median (slowest rank per call).\n\n")
-        f.write("| floats | Java allReduce | Python all_reduce | Python / Java | Python - Java (us) | "
-                "treeAggregate (Python) | allGather (Python, Base64) | treeAggregate / Python |\n")
-        f.write("|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+        f.write("| floats | Java allReduce | Python all_reduce | Python / Java | Python, array in shared memory "
+                "(comm.empty) | shared / Java | treeAggregate (Python) | allGather (Python, Base64) | "
+                "treeAggregate / Python |\n")
+        f.write("|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
         for r in rows:
             g = f"{r['gather']:.1f}" if r["gather"] is not None else "not run"
             f.write(f"| {r['floats']} | {r['java']:.3f} | {r['python']:.3f} | {r['python'] / r['java']:.2f}x | "
-                    f"{(r['python'] - r['java']) * 1e3:.0f} | {r['tree']:.1f} | {g} | "
+                    f"{r['shared']:.3f} | {r['shared'] / r['java']:.2f}x | {r['tree']:.1f} | {g} | "
                     f"{r['tree'] / r['python']:.1f}x |\n")
+        if args.loop_calls > 0:
+            f.write(f"\nBack-to-back loops of {args.loop_calls} all-reduces of {args.loop_size} floats (no barrier "
+                    "between calls), microseconds per call, median of rounds (slowest rank):\n\n"
+                    "| Java | Python | Python - Java | Python in shared memory | shared - Java |\n"
+                    "|---:|---:|---:|---:|---:|\n"
+                    f"| {loop['java']:.1f} | {loop['python']:.1f} | {loop['python'] - loop['java']:.1f} | "
+                    f"{loop['shared']:.1f} | {loop['shared'] - loop['java']:.1f} |\n")
     print("report:", os.path.join(args.out, "report.md"))
 
 

@@ -9,10 +9,15 @@ Inside ``rdd.barrier().mapPartitions(f)``::
 The group is the task's barrier stage attempt and ``comm.rank`` its partition id, exactly as for a Java
 task: the executor's JVM joins the group on the task's behalf and runs every algorithm, shared memory
 between executors of a host, TLS and authentication as they are. Arrays go through memory that this
-worker and the JVM both map, so nothing is serialised.
+worker and the JVM both map, so nothing is serialised; an array made by ``comm.empty`` or ``comm.zeros``
+lives in such memory, so the executor reduces it where it is, without a copy on either side::
+
+    grad = comm.zeros(model.shape, dtype=np.float32)   # once
+    np.dot(x.T, err, out=grad)                         # each step, computed into it
+    comm.all_reduce(grad)
 """
 
-from typing import Optional
+from typing import Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -98,11 +103,41 @@ class Communicator:
     def __repr__(self) -> str:
         return f"Communicator(rank={self.rank}, size={self.size}, group={self.group!r})"
 
-    def _stage(self, a: np.ndarray, extra_bytes: int = 0) -> np.ndarray:
-        seg = self._channel.segment(a.nbytes + extra_bytes)
+    def empty(self, shape: Union[int, Sequence[int]], dtype: object = np.float32) -> np.ndarray:
+        """A new C-contiguous array in memory the executor maps too: collectives on it (or on any contiguous
+        part of it) make no copy in Python or in the JVM. Valid for this task; its memory is released when the
+        array and every view of it are gone.
+
+        :param shape: as for :func:`numpy.empty`.
+        :param dtype: float32, float64, float16, int32 or int64.
+        """
+        dt = np.dtype(dtype)
+        if dt not in _DTYPES:
+            raise CollectiveUsageError(f"empty: unsupported dtype {dt.str}; supported: float32, float64, float16, "
+                                       "int32, int64")
+        shape_t = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+        count = int(np.prod(shape_t, dtype=np.int64))
+        m = self._channel.allocate(count * dt.itemsize)
+        return np.frombuffer(m, dtype=dt, count=count).reshape(shape_t)
+
+    def zeros(self, shape: Union[int, Sequence[int]], dtype: object = np.float32) -> np.ndarray:
+        """As :meth:`empty`, filled with zeros."""
+        a = self.empty(shape, dtype)
+        a.fill(0)
+        return a
+
+    def _stage(self, a: np.ndarray, copy: bool = True) -> Tuple[Tuple[int, int], Optional[np.ndarray]]:
+        """Where the call finds ``a``: in place if it lives in a segment of :meth:`empty`'s, else copied into
+        the staging segment (if ``copy``). Returns (segment id, byte offset) and the staged view (None: in
+        place)."""
+        where = self._channel.locate(a)
+        if where is not None:
+            return where, None
+        seg = self._channel.segment(a.nbytes)
         view = np.frombuffer(seg, dtype=a.dtype, count=a.size)
-        np.copyto(view, a.reshape(-1))
-        return view
+        if copy:
+            np.copyto(view, a.reshape(-1))
+        return (self._channel.staging_id, 0), view
 
     def all_reduce(self, array: np.ndarray, op: str = "sum", *, wire: Optional[str] = None) -> np.ndarray:
         """Reduces ``array`` across the group in place and returns it.
@@ -117,9 +152,10 @@ class Communicator:
         w = self._wire(wire, a)
         if a.size == 0:
             return array
-        view = self._stage(a)
-        self._channel.call(_ALL_REDUCE, _DTYPES[a.dtype], code, w, 0, 0, a.size)
-        np.copyto(a.reshape(-1), view)
+        where, view = self._stage(a)
+        self._channel.call(_ALL_REDUCE, _DTYPES[a.dtype], code, w, 0, where, a.size)
+        if view is not None:
+            np.copyto(a.reshape(-1), view)
         return array
 
     def reduce_scatter(self, array: np.ndarray, op: str = "sum") -> np.ndarray:
@@ -133,9 +169,10 @@ class Communicator:
         flat = a.reshape(-1)
         if a.size == 0:
             return flat
-        view = self._stage(a)
-        off, n = self._channel.call(_REDUCE_SCATTER, _DTYPES[a.dtype], code, 0, 0, 0, a.size)
-        np.copyto(flat, view)
+        where, view = self._stage(a)
+        off, n = self._channel.call(_REDUCE_SCATTER, _DTYPES[a.dtype], code, 0, 0, where, a.size)
+        if view is not None:
+            np.copyto(flat, view)
         return flat[off:off + n]
 
     def all_gather(self, array: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
@@ -154,12 +191,21 @@ class Communicator:
                     f"all_gather: out has shape {out.shape} and dtype {out.dtype}, not {shape} and {a.dtype}")
         if a.size == 0:
             return out
-        seg = self._channel.segment(a.nbytes * (self.size + 1))
-        send = np.frombuffer(seg, dtype=a.dtype, count=a.size)
-        recv = np.frombuffer(seg, dtype=a.dtype, count=a.size * self.size, offset=a.nbytes)
-        np.copyto(send, a.reshape(-1))
-        self._channel.call(_ALL_GATHER, _DTYPES[a.dtype], 0, 0, 0, 0, a.size, a.nbytes)
-        np.copyto(out.reshape(-1), recv)
+        src = self._channel.locate(a)
+        dst = self._channel.locate(out)
+        recv = None
+        if src is None or dst is None:
+            seg = self._channel.segment(a.nbytes * (self.size + 1))
+            staging = self._channel.staging_id
+            if src is None:
+                np.copyto(np.frombuffer(seg, dtype=a.dtype, count=a.size), a.reshape(-1))
+                src = (staging, 0)
+            if dst is None:
+                recv = np.frombuffer(seg, dtype=a.dtype, count=a.size * self.size, offset=a.nbytes)
+                dst = (staging, a.nbytes)
+        self._channel.call(_ALL_GATHER, _DTYPES[a.dtype], 0, 0, 0, src, a.size, dst)
+        if recv is not None:
+            np.copyto(out.reshape(-1), recv)
         return out
 
     def broadcast(self, array: np.ndarray, root: int = 0) -> np.ndarray:
@@ -169,16 +215,15 @@ class Communicator:
             raise CollectiveUsageError(f"broadcast: root {root!r} is not a rank of this group of {self.size}")
         if a.size == 0:
             return array
-        view = self._stage(a) if self.rank == root else np.frombuffer(self._channel.segment(a.nbytes),
-                                                                       dtype=a.dtype, count=a.size)
-        self._channel.call(_BROADCAST, _DTYPES[a.dtype], 0, 0, int(root), 0, a.size)
-        if self.rank != root:
+        where, view = self._stage(a, copy=self.rank == root)
+        self._channel.call(_BROADCAST, _DTYPES[a.dtype], 0, 0, int(root), where, a.size)
+        if view is not None and self.rank != root:
             np.copyto(a.reshape(-1), view)
         return array
 
     def barrier(self) -> None:
         """Returns once every rank of the group has entered the barrier."""
-        self._channel.call(_BARRIER, 0, 0, 0, 0, 0, 0)
+        self._channel.call(_BARRIER, 0, 0, 0, 0, (0, 0), 0)
 
     def close(self) -> None:
         """Lets go of the connection (the group itself ends with the task)."""

@@ -2,8 +2,10 @@
 
 The executor announces a Unix-domain socket (in a directory only its user can enter) and a token in a
 file in each of its local directories, which Spark hands its Python workers as ``SPARK_LOCAL_DIRS``.
-Arrays travel through a segment: a file this worker creates in the directory the executor names, maps,
-and hands over; the executor maps it too and deletes its name at once.
+Arrays travel through segments: files this worker creates in the directory the executor names, maps,
+and hands over; the executor maps them too and deletes their names at once. One segment stages arrays
+(copied in and out around each call); arrays made by ``Communicator.empty`` live in a segment of their
+own, which calls use in place.
 """
 
 import mmap
@@ -12,18 +14,21 @@ import secrets
 import socket
 import struct
 import sys
-from typing import Dict, Optional, Tuple
+import weakref
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
 
 from . import errors
 from ._version import PLUGIN_VERSION
 
 ANNOUNCEMENT = "spark-collective-python"
 SEGMENT_PREFIX = "spark-collective-py-"
-PROTOCOL = 1
-HELLO, MAP, CALL = 1, 2, 3
+PROTOCOL = 2
+HELLO, MAP, CALL, UNMAP = 1, 2, 3, 4
 MIN_SEGMENT = 1 << 20
 _LEN = struct.Struct("<I")
-_CALL = struct.Struct("<BBBBiqqq")
+_CALL = struct.Struct("<BBBBiiqqiq")
 _OK_CALL = struct.Struct("<qq")
 _ERROR = struct.Struct("<iI")
 
@@ -80,7 +85,11 @@ class Channel:
             raise errors.CollectiveUsageError(
                 f"cannot reach this executor's spark-collective socket {info.get('socket')}: {e}") from e
         self._segment: Optional[mmap.mmap] = None
+        self._segment_id = 0
         self._capacity = 0
+        #: Segments of arrays made by allocate(): id -> (start address, length); ids of those since dropped.
+        self._owned: Dict[int, Tuple[int, int]] = {}
+        self._dropped: List[int] = []
         try:
             token = bytes.fromhex(info["token"])
             body = (bytes([HELLO]) + b"SCPY" + struct.pack("<H", PROTOCOL) + token
@@ -119,11 +128,8 @@ class Channel:
             got += k
         return bytes(buf)
 
-    def segment(self, nbytes: int) -> mmap.mmap:
-        """The shared segment, grown (to a power of two) to at least ``nbytes``."""
-        if self._segment is not None and self._capacity >= nbytes:
-            return self._segment
-        capacity = max(MIN_SEGMENT, 1 << max(0, nbytes - 1).bit_length())
+    def _map(self, capacity: int) -> Tuple[int, mmap.mmap]:
+        """A new segment of ``capacity`` bytes, mapped here and by the executor: (its id, its mapping)."""
         path = os.path.join(self.segment_dir, SEGMENT_PREFIX + f"{os.getpid()}-{secrets.token_hex(8)}")
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         try:
@@ -135,26 +141,70 @@ class Channel:
             raise
         os.close(fd)
         try:
-            self._request(bytes([MAP]) + struct.pack("<q", capacity) + _put_string(os.path.basename(path)))
+            reply = self._request(bytes([MAP]) + struct.pack("<q", capacity) + _put_string(os.path.basename(path)))
         except BaseException:
             m.close()
             raise
         finally:
             if os.path.exists(path):  # the executor deletes it once mapped; not if it refused
                 os.unlink(path)
-        old = self._segment
-        self._segment, self._capacity = m, capacity
+        (segment_id,) = struct.unpack_from("<i", reply, 1)
+        return segment_id, m
+
+    def segment(self, nbytes: int) -> mmap.mmap:
+        """The staging segment, grown (to a power of two) to at least ``nbytes``."""
+        if self._segment is not None and self._capacity >= nbytes:
+            return self._segment
+        capacity = max(MIN_SEGMENT, 1 << max(0, nbytes - 1).bit_length())
+        segment_id, m = self._map(capacity)
+        old, old_id = self._segment, self._segment_id
+        self._segment, self._segment_id, self._capacity = m, segment_id, capacity
         if old is not None:
+            self._dropped.append(old_id)
             try:
                 old.close()
             except BufferError:
                 pass  # a view is still exported; freed when it is
         return m
 
-    def call(self, collective: int, dtype: int, op: int, wire: int, root: int, offset: int, count: int,
-             out_offset: int = 0) -> Tuple[int, int]:
-        reply = self._request(bytes([CALL]) + _CALL.pack(collective, dtype, op, wire, root, offset, count,
-                                                         out_offset))
+    @property
+    def staging_id(self) -> int:
+        return self._segment_id
+
+    def allocate(self, nbytes: int) -> mmap.mmap:
+        """A segment of its own for an array of ``nbytes``; the executor lets go of it once it is dropped here."""
+        segment_id, m = self._map(max(nbytes, 1))
+        start = np.frombuffer(m, dtype=np.uint8).ctypes.data
+        self._owned[segment_id] = (start, nbytes)
+        weakref.finalize(m, self._drop, segment_id)
+        return m
+
+    def _drop(self, segment_id: int) -> None:
+        # Runs when the mapping is collected, at any point of this worker's code: only note it here.
+        if self._owned.pop(segment_id, None) is not None:
+            self._dropped.append(segment_id)
+
+    def locate(self, a: np.ndarray) -> Optional[Tuple[int, int]]:
+        """(segment id, byte offset) if ``a``'s memory lies in a segment made by :meth:`allocate`, else None."""
+        if not self._owned:
+            return None
+        start = a.ctypes.data
+        for segment_id, (base, length) in list(self._owned.items()):  # finalizers may change it
+            if base <= start and start + a.nbytes <= base + length:
+                return segment_id, start - base
+        return None
+
+    def _unmap_dropped(self) -> None:
+        while self._dropped:
+            self._request(bytes([UNMAP]) + struct.pack("<i", self._dropped.pop()))
+
+    def call(self, collective: int, dtype: int, op: int, wire: int, root: int, where: Tuple[int, int], count: int,
+             out: Tuple[int, int] = (0, 0)) -> Tuple[int, int]:
+        """Runs one collective on ``count`` elements at ``where`` = (segment id, byte offset)."""
+        if self._dropped:
+            self._unmap_dropped()
+        reply = self._request(bytes([CALL]) + _CALL.pack(collective, dtype, op, wire, root, where[0], where[1], count,
+                                                         out[0], out[1]))
         return _OK_CALL.unpack_from(reply, 1)
 
     def close(self) -> None:

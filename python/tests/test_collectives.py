@@ -64,9 +64,15 @@ def _all_reduce_task(it):
                 continue
             for si, shape in enumerate(SHAPES):
                 x = seeded(100 * di + 10 * oi + si, comm.rank, shape, dtype, op)
+                if (di + oi + si + comm.rank) % 2 == 0:
+                    # Half the ranks of each case hold the array in shared memory (used in place), the others
+                    # in their own memory (staged): one group mixes both.
+                    shared = comm.empty(shape, dtype)
+                    shared[...] = x
+                    x = shared
                 y = comm.all_reduce(x, op)
                 assert y is x
-                out.append((dtype, op, si, x))
+                out.append((dtype, op, si, np.array(x)))
     yield comm.rank, comm.size, out
 
 
@@ -124,6 +130,60 @@ def test_reduce_scatter_all_gather_broadcast_barrier_and_bf16_wire(sc):
         assert results[r][5].tobytes() == bf0.tobytes()
 
 
+def _shared_memory_task(it):
+    import gc
+
+    import spark_collective
+
+    comm = spark_collective.communicator()
+    r = comm.rank
+    g = comm.zeros((3, 1000), np.float32)
+    assert g.shape == (3, 1000) and g.dtype == np.float32 and g.flags.c_contiguous and not g.any()
+    g[...] = seeded(9, r, (3, 1000), "float32", "sum")
+    comm.all_reduce(g)
+    part = g[1]  # a contiguous view of an array in shared memory is used in place too
+    part[...] = r + 1
+    comm.all_reduce(part, "max")
+    d = comm.empty(1001, np.float64)
+    d[...] = seeded(7, r, (1001,), "float64", "sum")
+    block = comm.reduce_scatter(d).copy()
+    src = comm.empty((2, 3), np.int64)
+    src[...] = 10 * r + np.arange(6).reshape(2, 3)
+    gathered = comm.all_gather(src, out=comm.empty((comm.size, 2, 3), np.int64))
+    b = comm.empty(4, np.int32)
+    b[...] = r
+    comm.broadcast(b, root=3)
+    staged = comm._channel._segment is not None  # nothing so far needed the staging segment
+    owned = len(comm._channel._owned)
+    result = (r, np.array(g), block, np.array(gathered), np.array(b), staged, owned)
+    del g, part, d, src, gathered, b
+    gc.collect()
+    x = np.ones(10, np.float32)
+    comm.all_reduce(x)  # tells the executor to let go of the dropped segments first
+    with pytest.raises(spark_collective.CollectiveUsageError, match="unsupported dtype <u2"):
+        comm.empty(3, np.uint16)
+    yield result + (len(comm._channel._owned), len(comm._channel._dropped), float(x[0]))
+
+
+def test_arrays_in_shared_memory_are_used_in_place_and_released_when_dropped(sc):
+    results = sorted(sc.parallelize(range(TASKS), TASKS).barrier().mapPartitions(_shared_memory_task).collect(),
+                     key=lambda x: x[0])
+    sums = reference([seeded(9, r, (3, 1000), "float32", "sum") for r in range(TASKS)], "float32", "sum")
+    full = reference([seeded(7, r, (1001,), "float64", "sum") for r in range(TASKS)], "float64", "sum")
+    bounds = np.cumsum([0] + [1001 // TASKS + (1 if i < 1001 % TASKS else 0) for i in range(TASKS)])
+    for r, g, block, gathered, b, staged, owned, owned_after, dropped_after, ones in results:
+        np.testing.assert_allclose(g[0], sums[0], rtol=1e-6, atol=1e-4)
+        np.testing.assert_allclose(g[2], sums[2], rtol=1e-6, atol=1e-4)
+        np.testing.assert_array_equal(g[1], np.full(1000, TASKS, np.float32))
+        assert g.tobytes() == results[0][1].tobytes(), f"rank {r} differs from rank 0"
+        np.testing.assert_allclose(block, full[bounds[r]:bounds[r + 1]], rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(gathered, np.stack([10 * k + np.arange(6).reshape(2, 3) for k in range(TASKS)]))
+        np.testing.assert_array_equal(b, np.full(4, 3, np.int32))
+        assert not staged, f"rank {r} staged an array that lives in shared memory"
+        assert owned == 5 and owned_after == 0 and dropped_after == 0, (owned, owned_after, dropped_after)
+        assert ones == TASKS
+
+
 def _stage_task(stage):
     def task(it):
         import spark_collective
@@ -145,3 +205,37 @@ def test_ten_successive_stages_each_form_a_new_group(sc):
         assert len({r[1] for r in rows}) == 1
         groups.add(rows[0][1])
     assert len(groups) == 10
+
+
+def _frame_task(batches):
+    """A mapInPandas / mapInArrow function: each barrier task sums its column's values across the group."""
+    import spark_collective
+
+    comm = spark_collective.communicator()
+    for batch in batches:
+        import pyarrow as pa
+
+        values = batch.column("v").to_numpy() if isinstance(batch, pa.RecordBatch) else batch["v"].to_numpy()
+        total = np.array([values.sum()], dtype=np.float64)
+        comm.all_reduce(total)
+        rows = {"rank": [comm.rank], "size": [comm.size], "total": [float(total[0])]}
+        if isinstance(batch, pa.RecordBatch):
+            yield pa.RecordBatch.from_pydict(rows, schema=pa.schema([("rank", pa.int32()), ("size", pa.int32()),
+                                                                     ("total", pa.float64())]))
+        else:
+            import pandas as pd
+
+            yield pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("api", ["mapInPandas", "mapInArrow"])
+def test_dataframe_barrier_udfs_reach_the_communicator(sc, api):
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession(sc)
+    df = spark.range(0, 400, numPartitions=TASKS).selectExpr("cast(id as double) as v")
+    schema = "rank int, size int, total double"
+    mapped = getattr(df, api)(_frame_task, schema, barrier=True)
+    rows = sorted((r["rank"], r["size"], r["total"]) for r in mapped.collect())
+    # One batch per partition here (100 rows, below the Arrow batch size): one all-reduce per task.
+    assert rows == [(r, TASKS, float(sum(range(400)))) for r in range(TASKS)], rows

@@ -307,6 +307,42 @@ public final class SparkSyncBenchmark {
     return ms;
   }
 
+  /**
+   * Microseconds per all-reduce of {@code floats} in a loop of {@code calls} back-to-back calls (no barrier
+   * between them, as a training loop makes them), one figure per round: the slowest rank's loop time / calls.
+   * For the per-call overhead of another path (PySpark's) without the skew a barrier before each call adds.
+   */
+  public static double[] javaAllReduceLoopMicros(JavaSparkContext sc, int tasks, int floats, int calls,
+      int rounds) {
+    List<Integer> ids = new ArrayList<>();
+    for (int i = 0; i < tasks; i++) {
+      ids.add(i);
+    }
+    double[] us = new double[rounds];
+    List<long[]> all = Barrier.mapPartitionsWithoutRetry(sc.parallelize(ids, tasks), it -> {
+      Communicator comm = Collective.communicator();
+      float[] g = new float[floats];
+      long[] nanos = new long[rounds];
+      for (int r = -1; r < rounds; r++) { // round -1 warms up
+        comm.barrier();
+        long t0 = System.nanoTime();
+        for (int c = 0; c < calls; c++) {
+          comm.allReduce(g, ReduceOp.SUM);
+        }
+        if (r >= 0) {
+          nanos[r] = System.nanoTime() - t0;
+        }
+      }
+      return Collections.singletonList(nanos).iterator();
+    }).collect();
+    for (long[] nanos : all) {
+      for (int r = 0; r < rounds; r++) {
+        us[r] = Math.max(us[r], nanos[r] / 1e3 / calls);
+      }
+    }
+    return us;
+  }
+
   private static List<RankSamples> allReduceStage(JavaRDD<Integer> parts, int n, int tasks, int warmup,
       long warmupNanos, int reps, boolean bf16) {
     return Barrier.mapPartitionsWithoutRetry(parts, it -> {

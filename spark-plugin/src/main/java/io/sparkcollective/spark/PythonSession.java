@@ -43,11 +43,15 @@ import org.slf4j.MDC;
  *   HELLO  "SCPY" u16 protocol, token[32], u8 byte order (0 little, 1 big), str version,
  *          i64 task attempt id, i32 stage id, i32 stage attempt, i32 partition id
  *          -> OK i32 rank, i32 size, str version, str group, str segment directory
- *   MAP    i64 capacity, str path: the worker's segment (a file it made in the segment directory, owner-only,
- *          named spark-collective-py-*); mapped here and deleted, so nothing is left when either side dies
- *          -> OK
+ *   MAP    i64 capacity, str path: a segment of the worker's (a file it made in the segment directory,
+ *          owner-only, named spark-collective-py-*); mapped here and deleted, so nothing is left when either side
+ *          dies. A worker maps several: one it stages arrays through, and one per array it allocated in shared
+ *          memory (comm.empty), which calls then use in place
+ *          -> OK i32 segment id
+ *   UNMAP  i32 segment id: the worker let go of that segment -> OK
  *   CALL   u8 collective, u8 dtype (DType wire code), u8 op (ReduceOp wire code), u8 wire (0 own, 1 bfloat16),
- *          i32 root, i64 offset, i64 count (elements), i64 out offset (all-gather's result)
+ *          i32 root, i32 segment, i64 offset (bytes), i64 count (elements), i32 out segment, i64 out offset
+ *          (all-gather's result)
  *          -> OK i64 a, i64 b (reduce-scatter: this rank's block, offset and length in elements)
  *
  *   str = u16 length + UTF-8. A reply is u8 status (0 OK) and the fields above, or an error: u8 kind (1 usage,
@@ -61,10 +65,13 @@ import org.slf4j.MDC;
 /** One Python worker's connection to its executor, served on a thread of its own. */
 final class PythonSession implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(PythonSession.class);
-  static final int PROTOCOL = 1;
+  static final int PROTOCOL = 2;
   static final byte HELLO = 1;
   static final byte MAP = 2;
   static final byte CALL = 3;
+  static final byte UNMAP = 4;
+  /** Segments one worker may have mapped at once. */
+  static final int MAX_SEGMENTS = 1024;
   static final byte ALL_REDUCE = 1;
   static final byte REDUCE_SCATTER = 2;
   static final byte ALL_GATHER = 3;
@@ -93,9 +100,10 @@ final class PythonSession implements Closeable {
   private volatile PythonChannel.Task task;
   private Communicator comm;
   private ByteOrder order;
-  private MappedByteBuffer segment;
+  private final java.util.Map<Integer, MappedByteBuffer> segments = new java.util.HashMap<>();
+  private int nextSegment = 1;
   /** False while a call runs and after one that failed (the engine may not be done with the memory). */
-  private boolean segmentIdle = true;
+  private boolean segmentsIdle = true;
   private volatile boolean closed;
 
   PythonSession(PythonChannel channel, SocketChannel socket) {
@@ -131,7 +139,10 @@ final class PythonSession implements Closeable {
       MDC.remove(CollectiveExecutorPlugin.MDC_GROUP);
       MDC.remove(CollectiveExecutorPlugin.MDC_RANK);
       close();
-      releaseSegment();
+      for (MappedByteBuffer m : segments.values()) {
+        release(m);
+      }
+      segments.clear();
     }
   }
 
@@ -210,7 +221,14 @@ final class PythonSession implements Closeable {
     byte kind = request.get();
     try {
       if (kind == MAP) {
-        map();
+        int id = map();
+        reply.clear().put(OK).putInt(id);
+      } else if (kind == UNMAP) {
+        MappedByteBuffer m = segments.remove(request.getInt());
+        if (m == null) {
+          throw new CollectiveUsageException("no such segment to unmap");
+        }
+        release(m);
         reply.clear().put(OK);
       } else if (kind == CALL) {
         call();
@@ -231,8 +249,12 @@ final class PythonSession implements Closeable {
     send();
   }
 
-  /** Maps the worker's new segment in place of the old one. */
-  private void map() throws IOException {
+  /** Maps a new segment of the worker's; returns its id. */
+  private int map() throws IOException {
+    if (segments.size() >= MAX_SEGMENTS) {
+      throw new CollectiveUsageException("this Python worker has " + MAX_SEGMENTS + " segments mapped already: "
+          + "drop arrays made by comm.empty/zeros that are no longer used");
+    }
     long capacity = request.getLong();
     String name = string(request);
     if (capacity <= 0 || capacity > Integer.MAX_VALUE) {
@@ -257,9 +279,9 @@ final class PythonSession implements Closeable {
     } finally {
       Files.deleteIfExists(p);
     }
-    releaseSegment();
-    segment = m;
-    segmentIdle = true;
+    int id = nextSegment++;
+    segments.put(id, m);
+    return id;
   }
 
   private void call() {
@@ -268,8 +290,10 @@ final class PythonSession implements Closeable {
     int opCode = request.get();
     int wire = request.get();
     int root = request.getInt();
+    int segment = request.getInt();
     long offset = request.getLong();
     long count = request.getLong();
+    int outSegment = request.getInt();
     long outOffset = request.getLong();
     if (comm == null) {
       comm = task.communicator();
@@ -282,8 +306,8 @@ final class PythonSession implements Closeable {
       return;
     }
     DType dtype = dtype(dtypeCode);
-    DataBuffer data = region(offset, count, dtype, "the array");
-    segmentIdle = false;
+    DataBuffer data = region(segment, offset, count, dtype, "the array");
+    segmentsIdle = false;
     long a = 0;
     long b = 0;
     switch (collective) {
@@ -298,10 +322,11 @@ final class PythonSession implements Closeable {
       case ALL_GATHER:
         // count is at most the segment's capacity (region above): these products stay far below overflow.
         long outBytes = count * comm.size() * dtype.byteSize();
-        if (outOffset < offset + count * dtype.byteSize() && offset < outOffset + outBytes) {
+        DataBuffer out = region(outSegment, outOffset, count * comm.size(), dtype, "all_gather's output");
+        if (segment == outSegment && outOffset < offset + count * dtype.byteSize() && offset < outOffset + outBytes) {
           throw new CollectiveUsageException("all_gather's input and output overlap in the segment");
         }
-        comm.allGather(data, region(outOffset, count * comm.size(), dtype, "all_gather's output"), options);
+        comm.allGather(data, out, options);
         break;
       case BROADCAST:
         comm.broadcast(data, root, options);
@@ -309,13 +334,14 @@ final class PythonSession implements Closeable {
       default:
         throw new CollectiveUsageException("unknown collective " + collective);
     }
-    segmentIdle = true;
+    segmentsIdle = true;
     reply.clear().put(OK).putLong(a).putLong(b);
   }
 
-  private DataBuffer region(long offset, long count, DType dtype, String what) {
+  private DataBuffer region(int id, long offset, long count, DType dtype, String what) {
+    MappedByteBuffer segment = segments.get(id);
     if (segment == null) {
-      throw new CollectiveUsageException("no segment is mapped for " + what);
+      throw new CollectiveUsageException("no segment " + id + " is mapped for " + what);
     }
     // Counts are bounded before they are multiplied: the segment is at most 2 GiB, so no product overflows.
     if (offset < 0 || count < 0 || count > segment.capacity() || offset % dtype.byteSize() != 0
@@ -433,15 +459,12 @@ final class PythonSession implements Closeable {
   }
 
   /**
-   * Lets go of the segment: unmapped at once after calls that completed; after a failed one the engine's
+   * Lets go of a segment: unmapped at once while the calls so far completed; after a failed one the engine's
    * threads might still touch it, so it is left to the GC, which unmaps it once nothing can.
    */
-  private void releaseSegment() {
-    if (segment != null) {
-      if (segmentIdle) {
-        Mappings.unmap(segment);
-      }
-      segment = null;
+  private void release(MappedByteBuffer m) {
+    if (segmentsIdle) {
+      Mappings.unmap(m);
     }
   }
 

@@ -27,7 +27,7 @@ final class StageAttemptListener extends SparkListener {
       TaskInfo t = end.taskInfo();
       plugin.attemptFailed(end.stageId(), end.stageAttemptId(), t.partitionId(),
           end.reason() instanceof ExecutorLostFailure, "task " + t.taskId()
-          + " (partition " + t.partitionId() + ") on executor " + t.executorId() + " (" + t.host() + ") failed: "
+          + " (rank " + t.partitionId() + ") on executor " + t.executorId() + " (" + t.host() + ") failed: "
           + firstLine(((TaskFailedReason) end.reason()).toErrorString()));
     }
   }

@@ -47,8 +47,8 @@ class DriverFormationTest {
   @Test
   void shouldAnswerEveryJoinOfAFailedAttemptWithItsFirstFailure() {
     assertNull(join(7, 0, 0, "1").peers, "rank 0 waits for its peers");
-    driver.attemptFailed(7, 0, 2, false, "task 12 (partition 2) on executor 2 (h2) failed: boom");
-    driver.attemptFailed(7, 0, 1, false, "task 13 (partition 1) on executor 1 (h1) failed: TaskKilled");
+    driver.attemptFailed(7, 0, 2, false, "task 12 (rank 2) on executor 2 (h2) failed: boom");
+    driver.attemptFailed(7, 0, 1, false, "task 13 (rank 1) on executor 1 (h1) failed: TaskKilled");
     Messages.JoinReply again = join(7, 0, 0, "1");
     assertTrue(again.attemptFailed);
     assertEquals(2, again.failedRank, "the first failure is kept");

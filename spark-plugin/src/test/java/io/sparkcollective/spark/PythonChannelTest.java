@@ -151,9 +151,14 @@ class PythonChannelTest {
       return reply();
     }
 
-    ByteBuffer call(byte collective, int dtype, int op, long offset, long count) throws IOException {
+    ByteBuffer call(byte collective, int dtype, int op, int segment, long offset, long count) throws IOException {
       send(body().put(PythonSession.CALL).put(collective).put((byte) dtype).put((byte) op).put((byte) 0).putInt(0)
-          .putLong(offset).putLong(count).putLong(0));
+          .putInt(segment).putLong(offset).putLong(count).putInt(segment).putLong(0));
+      return reply();
+    }
+
+    ByteBuffer unmap(int segment) throws IOException {
+      send(body().put(PythonSession.UNMAP).putInt(segment));
       return reply();
     }
 
@@ -252,10 +257,34 @@ class PythonChannelTest {
       Path small = Files.write(segments.resolve("spark-collective-py-small"), new byte[16]);
       r = c.map(small.getFileName().toString(), 4096);
       assertTrue(errorText(r).contains("not a regular file of 4096 bytes"), errorText(r));
-      r = c.call(PythonSession.ALL_REDUCE, 1, 1, 0, 4);
+      r = c.call(PythonSession.ALL_REDUCE, 1, 1, 1, 0, 4);
       assertEquals(PythonSession.E_USAGE, r.get(0));
-      assertTrue(errorText(r).contains("no segment is mapped"), errorText(r));
+      assertTrue(errorText(r).contains("no segment 1 is mapped"), errorText(r));
       Files.delete(outside);
+    }
+  }
+
+  /** A worker cannot make the executor map more than {@link PythonSession#MAX_SEGMENTS} segments at once. */
+  @Test
+  void shouldBoundTheSegmentsOneWorkerMaps() throws IOException {
+    try (Client c = new Client()) {
+      assertEquals(PythonSession.OK, c.hello(token(), PluginVersion.VERSION, 100, 0).get(0));
+      int last = 0;
+      for (int i = 0; i <= PythonSession.MAX_SEGMENTS; i++) {
+        Path seg = Files.write(segments.resolve("spark-collective-py-n" + i), new byte[4096]);
+        ByteBuffer r = c.map(seg.getFileName().toString(), 4096);
+        if (i < PythonSession.MAX_SEGMENTS) {
+          assertEquals(PythonSession.OK, r.get(0), () -> errorText(r));
+          last = r.getInt(1);
+        } else {
+          assertEquals(PythonSession.E_USAGE, r.get(0));
+          assertTrue(errorText(r).contains(PythonSession.MAX_SEGMENTS + " segments mapped already"), errorText(r));
+          Files.deleteIfExists(seg);
+        }
+      }
+      assertEquals(PythonSession.OK, c.unmap(last).get(0));
+      Path again = Files.write(segments.resolve("spark-collective-py-again"), new byte[4096]);
+      assertEquals(PythonSession.OK, c.map(again.getFileName().toString(), 4096).get(0), "room again after an unmap");
     }
   }
 
@@ -274,23 +303,30 @@ class PythonChannelTest {
         fc.write(ByteBuffer.allocate(1), capacity - 1);
         m = fc.map(FileChannel.MapMode.READ_WRITE, 0, capacity);
       }
-      assertEquals(PythonSession.OK, c.map(seg.getFileName().toString(), capacity).get(0));
+      ByteBuffer mapped = c.map(seg.getFileName().toString(), capacity);
+      assertEquals(PythonSession.OK, mapped.get(0));
+      int id = mapped.getInt(1);
       assertTrue(!Files.exists(seg), "the executor deletes the segment's name once mapped");
       m.order(ByteOrder.nativeOrder()).position((int) offsetBytes);
       m.asFloatBuffer().put(values);
-      ByteBuffer r = c.call(PythonSession.ALL_REDUCE, 1, 1, offsetBytes, values.length);
+      ByteBuffer r = c.call(PythonSession.ALL_REDUCE, 1, 1, id, offsetBytes, values.length);
       assertEquals(PythonSession.OK, r.get(0), () -> errorText(r));
       float[] out = new float[values.length];
       m.position((int) offsetBytes);
       m.asFloatBuffer().get(out);
-      ByteBuffer bad = c.call(PythonSession.ALL_REDUCE, 1, 1, capacity - 8, 4);
+      ByteBuffer bad = c.call(PythonSession.ALL_REDUCE, 1, 1, id, capacity - 8, 4);
       assertEquals(PythonSession.E_USAGE, bad.get(0), "a region past the segment's end");
       assertTrue(errorText(bad).contains("is not inside the segment of 1048576 bytes"), errorText(bad));
       // A count whose byte length overflows a long to a small number is refused, not wrapped around.
-      ByteBuffer wrap = c.call(PythonSession.ALL_REDUCE, 1, 1, 0, 1L << 62);
+      ByteBuffer wrap = c.call(PythonSession.ALL_REDUCE, 1, 1, id, 0, 1L << 62);
       assertEquals(PythonSession.E_USAGE, wrap.get(0), "4 * 2^62 bytes wraps to 0");
-      ByteBuffer gather = c.call(PythonSession.ALL_GATHER, 1, 0, 0, (1L << 62) + 1);
+      ByteBuffer gather = c.call(PythonSession.ALL_GATHER, 1, 0, id, 0, (1L << 62) + 1);
       assertEquals(PythonSession.E_USAGE, gather.get(0), "all_gather's output length is bounded too");
+      // Once unmapped, the segment is gone for calls; a second unmap of it is refused.
+      assertEquals(PythonSession.OK, c.unmap(id).get(0));
+      ByteBuffer gone = c.call(PythonSession.ALL_REDUCE, 1, 1, id, 0, 4);
+      assertTrue(errorText(gone).contains("no segment " + id + " is mapped"), errorText(gone));
+      assertTrue(errorText(c.unmap(id)).contains("no such segment"));
       return out;
     }
   }

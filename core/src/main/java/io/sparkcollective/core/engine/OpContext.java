@@ -233,8 +233,7 @@ final class OpContext implements Links {
   private void receiveShared(Frame f, int peer, int step, int off, int n, boolean reduce) {
     SharedRange range = (SharedRange) f.shared();
     checkCall(f, peer);
-    if (f.step() != step || range.offset != off || range.count != n || !elements.getClass().equals(
-        range.elements.getClass())) {
+    if (f.step() != step || range.offset != off || range.count != n || !elements.sharesWith(range.elements)) {
       throw new CollectiveMismatchException("rank " + rank + " in " + describeCall() + " #" + seq + " on tag " + tag
           + " expected step " + step + " offset " + off + " (" + n + " elements) from " + transport.describe(peer)
           + " but was offered offset " + range.offset + " (" + range.count + " elements) at step " + f.step());

@@ -14,10 +14,10 @@ import java.nio.LongBuffer;
  * The vector an operation works on, as a primitive array range, with the three moves algorithms need
  * between it and a wire segment: write (send), read (copy received), reduce (combine received).
  *
- * <p>Arrays are used in place. A {@link ByteBuffer} or a half-precision buffer is first staged into a
- * working array of the communicator's {@link Scratch} ({@link #open}) and copied back by
- * {@link #commit}; the half types are widened to float there, so they are reduced and sent as F32 and
- * rounded once on commit.
+ * <p>Arrays and little-endian {@link ByteBuffer}s (the wire's order; direct, heap or memory-mapped) are used
+ * in place. A big-endian buffer or a half-precision one is first staged into a working array of the
+ * communicator's {@link Scratch} ({@link #open}) and copied back by {@link #commit}; the half types are
+ * widened to float there, so they are reduced and sent as F32 and rounded once on commit.
  */
 public abstract class Elements {
   /** Number of elements. */
@@ -63,7 +63,7 @@ public abstract class Elements {
   public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
     int from = base + off;
     int end = base + length;
-    if (end <= scratch.alignedMax()) {
+    if (inArray() && end <= scratch.alignedMax()) {
       // Received values at the vector's own indices: one copy, then the same-index kernel in place. The array
       // covers the whole vector from the first segment on (one allocation per communicator, not one per new
       // highest index); longer vectors stage every segment instead of keeping a second copy of their size.
@@ -74,10 +74,10 @@ public abstract class Elements {
     }
     Object acc = staging(scratch, 0, n);
     Object in = staging(scratch, 1, n);
-    System.arraycopy(array(), from, acc, 0, n);
+    getTo(off, n, acc, 0);
     getWire(w, in, 0, n);
     reduceArrays(acc, in, 0, n, op);
-    System.arraycopy(acc, 0, array(), from, n);
+    putFrom(off, n, acc, 0);
   }
 
   /** Divides elements {@code [off, off+n)} by {@code divisor} (the end of AVG). */
@@ -95,8 +95,9 @@ public abstract class Elements {
    * Folds {@code [off, off+n)} of {@code src}, another rank's vector of the same kind ({@link #shareable}), into
    * the same range of this one: in place when both are laid out alike, else through segment-sized staging.
    */
-  public final void reduceFrom(Elements src, int off, int n, ReduceOp op, Scratch scratch) {
-    if (src.base == base) {
+  public final void reduceFrom(Elements peer, int off, int n, ReduceOp op, Scratch scratch) {
+    Elements src = peer.forReader();
+    if (inArray() && src.inArray() && src.base == base) {
       reduceArrays(array(), src.array(), base + off, n, op);
       return;
     }
@@ -105,16 +106,65 @@ public abstract class Elements {
     Object in = staging(scratch, 1, chunk);
     for (int done = 0; done < n; done += chunk) {
       int m = Math.min(chunk, n - done);
-      System.arraycopy(src.array(), src.base + off + done, in, 0, m);
-      System.arraycopy(array(), base + off + done, acc, 0, m);
+      src.getTo(off + done, m, in, 0);
+      getTo(off + done, m, acc, 0);
       reduceArrays(acc, in, 0, m, op);
-      System.arraycopy(acc, 0, array(), base + off + done, m);
+      putFrom(off + done, m, acc, 0);
     }
   }
 
   /** Copies {@code [off, off+n)} of {@code src}, another rank's vector of the same kind, into the same range. */
-  public final void copyFrom(Elements src, int off, int n) {
-    System.arraycopy(src.array(), src.base + off, array(), base + off, n);
+  public final void copyFrom(Elements peer, int off, int n) {
+    Elements src = peer.forReader();
+    if (inArray()) {
+      src.getTo(off, n, array(), base + off);
+    } else if (src.inArray()) {
+      putFrom(off, n, src.array(), src.base + off);
+    } else {
+      ((BufferElements) this).copyBuffer((BufferElements) src, off, n);
+    }
+  }
+
+  /**
+   * True if {@code other}, a rank of this process's vector, can be read in place by this one
+   * ({@link #reduceFrom}, {@link #copyFrom}): both {@link #shareable} and of the same element type, whether in
+   * an array or in a buffer.
+   */
+  public final boolean sharesWith(Elements other) {
+    return shareable() && other.shareable() && elementType() == other.elementType();
+  }
+
+  /**
+   * This vector as another thread may read it while its owner moves it: itself for arrays (reads keep no state),
+   * views of its own for a buffer.
+   */
+  Elements forReader() {
+    return this;
+  }
+
+  /** The primitive type of the elements as moved ({@code float.class} and so on; null if none). */
+  Class<?> elementType() {
+    return null;
+  }
+
+  /** {@code a[i] /= divisor} for i in [from, from+n), an array of this element type. */
+  void divideArray(Object a, int from, int n, int divisor) {
+    throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot divide");
+  }
+
+  /** True if the elements live in {@link #array()} (from {@link #base}); false for a vector in a buffer. */
+  boolean inArray() {
+    return shareable();
+  }
+
+  /** Copies elements {@code [off, off+n)} into {@code dst} (an array of this element type) from {@code at}. */
+  void getTo(int off, int n, Object dst, int at) {
+    System.arraycopy(array(), base + off, dst, at, n);
+  }
+
+  /** Overwrites elements {@code [off, off+n)} with {@code src} (an array of this element type) from {@code at}. */
+  void putFrom(int off, int n, Object src, int at) {
+    System.arraycopy(src, at, array(), base + off, n);
   }
 
   /** The primitive array behind a {@link #shareable} vector. */
@@ -160,6 +210,9 @@ public abstract class Elements {
       return new LongElements((long[]) array, data.offset(), n, code, null);
     }
     ByteBuffer src = userView(data);
+    if (src.order() == ByteOrder.LITTLE_ENDIAN && data.dtype() != DType.F16 && data.dtype() != DType.BF16) {
+      return new BufferElements(src, n, code, kindOf(data.dtype(), code), scratch);
+    }
     switch (data.dtype()) {
       case F32: {
         float[] w = scratch.workFloats(slot, n);
@@ -193,6 +246,22 @@ public abstract class Elements {
       }
       default:
         throw new IllegalArgumentException("unknown dtype " + data.dtype());
+    }
+  }
+
+  /** An empty array vector of {@code dtype} (F32, F64, I32 or I64): the typed moves of a {@link BufferElements}. */
+  private static Elements kindOf(DType dtype, int code) {
+    switch (dtype) {
+      case F32:
+        return new FloatElements(new float[0], 0, 0, code, null);
+      case F64:
+        return new DoubleElements(new double[0], 0, 0, code, null);
+      case I32:
+        return new IntElements(new int[0], 0, 0, code, null);
+      case I64:
+        return new LongElements(new long[0], 0, 0, code, null);
+      default:
+        throw new IllegalArgumentException("no in-place buffer form for " + dtype);
     }
   }
 
@@ -357,6 +426,16 @@ public abstract class Elements {
     @Override
     void getWire(WireBuffer w, Object dst, int off, int n) {
       get(w, w.floats(), (float[]) dst, off, n);
+    }
+
+    @Override
+    Class<?> elementType() {
+      return float.class;
+    }
+
+    @Override
+    void divideArray(Object a, int from, int n, int divisor) {
+      Kernels.divide((float[]) a, from, n, divisor);
     }
 
     FloatElements(float[] array, int base, int length, int wireCode, DataBuffer staged) {
@@ -617,6 +696,16 @@ public abstract class Elements {
       get(w, w.doubles(), (double[]) dst, off, n);
     }
 
+    @Override
+    Class<?> elementType() {
+      return double.class;
+    }
+
+    @Override
+    void divideArray(Object a, int from, int n, int divisor) {
+      Kernels.divide((double[]) a, from, n, divisor);
+    }
+
     DoubleElements(double[] array, int base, int length, int wireCode, DataBuffer staged) {
       super(base, length, wireCode, staged);
       this.array = array;
@@ -670,6 +759,16 @@ public abstract class Elements {
     @Override
     void getWire(WireBuffer w, Object dst, int off, int n) {
       get(w, w.ints(), (int[]) dst, off, n);
+    }
+
+    @Override
+    Class<?> elementType() {
+      return int.class;
+    }
+
+    @Override
+    void divideArray(Object a, int from, int n, int divisor) {
+      Kernels.divide((int[]) a, from, n, divisor);
     }
 
     IntElements(int[] array, int base, int length, int wireCode, DataBuffer staged) {
@@ -727,6 +826,16 @@ public abstract class Elements {
       get(w, w.longs(), (long[]) dst, off, n);
     }
 
+    @Override
+    Class<?> elementType() {
+      return long.class;
+    }
+
+    @Override
+    void divideArray(Object a, int from, int n, int divisor) {
+      Kernels.divide((long[]) a, from, n, divisor);
+    }
+
     LongElements(long[] array, int base, int length, int wireCode, DataBuffer staged) {
       super(base, length, wireCode, staged);
       this.array = array;
@@ -746,6 +855,140 @@ public abstract class Elements {
     @Override
     public void divide(int off, int n, int divisor) {
       Kernels.divide(array, base + off, n, divisor);
+    }
+  }
+
+  /**
+   * A vector used in place in a little-endian {@link ByteBuffer} (the wire's order), e.g. memory another process
+   * maps too: moves to and from the wire are byte copies, and a reduction stages one segment of both operands
+   * into scratch arrays for the kernel (as arrays longer than the aligned scratch do), so no copy of the whole
+   * vector is made. The typed hooks come from {@code kind}, an empty array vector of the same element type.
+   */
+  static final class BufferElements extends Elements {
+    private static final int CHUNK = 1 << 14;
+    private final ByteBuffer bytes;
+    private final Elements kind;
+    private final Scratch scratch;
+    private final int elementBytes;
+    private java.nio.Buffer typed;
+
+    BufferElements(ByteBuffer littleEndian, int length, int wireCode, Elements kind, Scratch scratch) {
+      super(0, length, wireCode, null);
+      this.bytes = littleEndian;
+      this.kind = kind;
+      this.scratch = scratch;
+      this.elementBytes = kind.wireElementBytes();
+    }
+
+    @Override
+    public boolean shareable() {
+      return true;
+    }
+
+    @Override
+    boolean inArray() {
+      return false;
+    }
+
+    @Override
+    Class<?> elementType() {
+      return kind.elementType();
+    }
+
+    @Override
+    public int wireElementBytes() {
+      return elementBytes;
+    }
+
+    private ByteBuffer range(int off, int n) {
+      bytes.clear().limit((off + n) * elementBytes).position(off * elementBytes);
+      return bytes;
+    }
+
+    @Override
+    public void write(int off, int n, WireBuffer w) {
+      w.view(n * elementBytes).put(range(off, n));
+      w.size(n * elementBytes);
+    }
+
+    @Override
+    public void read(int off, int n, WireBuffer w) {
+      range(off, n).put(w.view(n * elementBytes));
+    }
+
+    void copyBuffer(BufferElements src, int off, int n) {
+      range(off, n).put(src.range(off, n));
+    }
+
+    @Override
+    Elements forReader() {
+      return new BufferElements(bytes.duplicate().order(ByteOrder.LITTLE_ENDIAN), length, wireCode(), kind, scratch);
+    }
+
+    /** A typed view of the buffer positioned at element {@code off}. */
+    private java.nio.Buffer typed(int off) {
+      if (typed == null) {
+        ByteBuffer b = bytes.duplicate().clear().order(ByteOrder.LITTLE_ENDIAN);
+        Class<?> t = kind.elementType();
+        typed = t == float.class ? b.asFloatBuffer() : t == double.class ? b.asDoubleBuffer()
+            : t == int.class ? b.asIntBuffer() : b.asLongBuffer();
+      }
+      return typed.clear().position(off);
+    }
+
+    @Override
+    void getTo(int off, int n, Object dst, int at) {
+      java.nio.Buffer v = typed(off);
+      if (v instanceof FloatBuffer) {
+        ((FloatBuffer) v).get((float[]) dst, at, n);
+      } else if (v instanceof DoubleBuffer) {
+        ((DoubleBuffer) v).get((double[]) dst, at, n);
+      } else if (v instanceof IntBuffer) {
+        ((IntBuffer) v).get((int[]) dst, at, n);
+      } else {
+        ((LongBuffer) v).get((long[]) dst, at, n);
+      }
+    }
+
+    @Override
+    void putFrom(int off, int n, Object src, int at) {
+      java.nio.Buffer v = typed(off);
+      if (v instanceof FloatBuffer) {
+        ((FloatBuffer) v).put((float[]) src, at, n);
+      } else if (v instanceof DoubleBuffer) {
+        ((DoubleBuffer) v).put((double[]) src, at, n);
+      } else if (v instanceof IntBuffer) {
+        ((IntBuffer) v).put((int[]) src, at, n);
+      } else {
+        ((LongBuffer) v).put((long[]) src, at, n);
+      }
+    }
+
+    @Override
+    Object staging(Scratch s, int slot, int n) {
+      return kind.staging(s, slot, n);
+    }
+
+    @Override
+    void reduceArrays(Object d, Object s, int from, int n, ReduceOp op) {
+      kind.reduceArrays(d, s, from, n, op);
+    }
+
+    @Override
+    void getWire(WireBuffer w, Object dst, int off, int n) {
+      kind.getWire(w, dst, off, n);
+    }
+
+    @Override
+    public void divide(int off, int n, int divisor) {
+      int chunk = Math.min(n, CHUNK);
+      Object a = staging(scratch, 0, chunk);
+      for (int done = 0; done < n; done += chunk) {
+        int m = Math.min(chunk, n - done);
+        getTo(off + done, m, a, 0);
+        kind.divideArray(a, 0, m, divisor);
+        putFrom(off + done, m, a, 0);
+      }
     }
   }
 

@@ -120,6 +120,20 @@ public final class Scratch {
     return workI64[slot];
   }
 
+  /** Length of working copy 0 for {@code dtype} (F32, F64, I32, I64): what staging a vector has cost so far. */
+  int workLength(io.sparkcollective.core.api.DType dtype) {
+    switch (dtype) {
+      case F32:
+        return workF32[0].length;
+      case F64:
+        return workF64[0].length;
+      case I32:
+        return workI32[0].length;
+      default:
+        return workI64[0].length;
+    }
+  }
+
   /** An array of at least {@code n} elements for received values placed at their own vector indices. */
   float[] alignedFloats(int n) {
     if (alignedF32.length < n) {

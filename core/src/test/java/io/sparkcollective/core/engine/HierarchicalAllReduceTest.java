@@ -174,9 +174,9 @@ class HierarchicalAllReduceTest {
 
   /**
    * Ranks of one process read each other's vectors in place; the vectors need not be laid out alike: each
-   * rank's range starts at its own offset in a larger array, or lives in a direct buffer (a working copy),
-   * and doubles go the same way. Many segments per block, results equal the sequential reduction on every
-   * rank, and a second operation right after the first sees no stale range.
+   * rank's range starts at its own offset in a larger array, or lives in a direct or heap little-endian buffer
+   * (used in place too), and doubles go the same way. Many segments per block, results equal the sequential
+   * reduction on every rank, and a second operation right after the first sees no stale range.
    */
   @ParameterizedTest(name = "ranks on processes {0}")
   @MethodSource("placements")
@@ -193,8 +193,9 @@ class HierarchicalAllReduceTest {
             DataBuffer buf;
             float[] backing = null;
             java.nio.ByteBuffer direct = null;
-            if (r % 3 == 2) {
-              direct = java.nio.ByteBuffer.allocateDirect(len * 4).order(java.nio.ByteOrder.nativeOrder());
+            if (r % 4 >= 2) { // direct and heap little-endian buffers, used in place like arrays
+              direct = (r % 4 == 2 ? java.nio.ByteBuffer.allocateDirect(len * 4)
+                  : java.nio.ByteBuffer.allocate(len * 4)).order(java.nio.ByteOrder.LITTLE_ENDIAN);
               for (int i = 0; i < len; i++) {
                 direct.putFloat(4 * i, value(r + round, i));
               }

@@ -3,8 +3,11 @@ package io.sparkcollective.core.kernel;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.sparkcollective.core.api.DType;
 import io.sparkcollective.core.api.DataBuffer;
 import io.sparkcollective.core.api.ReduceOp;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -92,6 +95,97 @@ class ElementsReduceTest {
     fold(DataBuffer.of(g, BASE, LENGTH), DataBuffer.of(gIn), ReduceOp.SUM, over);
     assertArrayEquals(want, g);
     assertEquals(0, over.alignedFloats(0).length);
+  }
+
+  /**
+   * A little-endian buffer (the wire's order; direct or heap) is the vector itself: a folded segment is in it at
+   * once, before any commit, with no working copy of the whole vector; a big-endian one is staged and holds the
+   * result after the commit. Reads, writes and AVG's division work on the buffer in place too.
+   */
+  @ParameterizedTest
+  @EnumSource(value = DType.class, names = {"F32", "F64", "I32", "I64"})
+  void shouldUseALittleEndianBufferInPlace(DType dtype) {
+    SplittableRandom rnd = new SplittableRandom(dtype.ordinal());
+    for (String form : new String[] {"direct", "heap", "big-endian"}) {
+      ByteBuffer b = (form.equals("direct") ? ByteBuffer.allocateDirect(LENGTH * 8) : ByteBuffer.allocate(LENGTH * 8))
+          .order(form.equals("big-endian") ? ByteOrder.BIG_ENDIAN : ByteOrder.LITTLE_ENDIAN);
+      double[] want = new double[LENGTH];
+      for (int k = 0; k < LENGTH; k++) {
+        want[k] = rnd.nextInt(-1000, 1000);
+        put(b, dtype, k, want[k]);
+      }
+      double[] in = new double[N];
+      ByteBuffer inBytes = ByteBuffer.allocate(N * 8).order(ByteOrder.LITTLE_ENDIAN);
+      for (int k = 0; k < N; k++) {
+        in[k] = rnd.nextInt(-1000, 1000);
+        put(inBytes, dtype, k, in[k]);
+        want[OFF + k] += in[k];
+      }
+      Scratch scratch = new Scratch();
+      WireBuffer wire = new WireBuffer(N * 8, true);
+      Elements.open(DataBuffer.of(inBytes.limit(N * dtype.byteSize()), dtype), new Scratch(), 0).write(0, N, wire);
+      DataBuffer data = DataBuffer.of(b.limit(LENGTH * dtype.byteSize()), dtype);
+      Elements el = Elements.open(data, scratch, 0);
+      el.reduce(OFF, N, wire, ReduceOp.SUM, scratch);
+      boolean inPlace = !form.equals("big-endian");
+      if (inPlace) {
+        for (int k = 0; k < LENGTH; k++) {
+          assertEquals(want[k], get(b, dtype, k), form + " element " + k + " before any commit");
+        }
+      }
+      // A segment read from the wire overwrites its range; writing it back out gives the same bytes.
+      el.read(0, 5, wire);
+      for (int k = 0; k < 5; k++) {
+        want[k] = in[k];
+      }
+      WireBuffer out = new WireBuffer(LENGTH * 8, true);
+      el.write(0, LENGTH, out);
+      if (dtype == DType.F32 || dtype == DType.F64) {
+        el.divide(0, LENGTH, 4);
+        for (int k = 0; k < LENGTH; k++) {
+          want[k] /= 4;
+        }
+      }
+      el.commit();
+      for (int k = 0; k < LENGTH; k++) {
+        assertEquals(want[k], get(b, dtype, k), form + " element " + k);
+        ByteBuffer ob = out.bytes().duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        double sent = dtype == DType.F32 ? ob.getFloat(4 * k) : dtype == DType.F64 ? ob.getDouble(8 * k)
+            : dtype == DType.I32 ? ob.getInt(4 * k) : ob.getLong(8 * k);
+        double before = dtype == DType.F32 || dtype == DType.F64 ? want[k] * 4 : want[k];
+        assertEquals(before, sent, form + " element " + k + " as written to the wire");
+      }
+      assertEquals(inPlace ? 0 : LENGTH, scratch.workLength(dtype), form + ": working copy of the vector");
+    }
+  }
+
+  private static void put(ByteBuffer b, DType dtype, int k, double v) {
+    switch (dtype) {
+      case F32:
+        b.putFloat(4 * k, (float) v);
+        break;
+      case F64:
+        b.putDouble(8 * k, v);
+        break;
+      case I32:
+        b.putInt(4 * k, (int) v);
+        break;
+      default:
+        b.putLong(8 * k, (long) v);
+    }
+  }
+
+  private static double get(ByteBuffer b, DType dtype, int k) {
+    switch (dtype) {
+      case F32:
+        return b.getFloat(4 * k);
+      case F64:
+        return b.getDouble(8 * k);
+      case I32:
+        return b.getInt(4 * k);
+      default:
+        return b.getLong(8 * k);
+    }
   }
 
   /** Puts {@code in} on a wire buffer as a peer would, then folds it into {@code [OFF, OFF+N)} of {@code into}. */

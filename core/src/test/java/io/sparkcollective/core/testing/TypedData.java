@@ -15,6 +15,7 @@ public final class TypedData {
   public enum Form {
     ARRAY,
     DIRECT_LITTLE_ENDIAN,
+    HEAP_LITTLE_ENDIAN,
     HEAP_BIG_ENDIAN
   }
 
@@ -59,6 +60,7 @@ public final class TypedData {
     }
     ByteBuffer b = form == Form.HEAP_BIG_ENDIAN
         ? ByteBuffer.allocate(n * dtype.byteSize()).order(ByteOrder.BIG_ENDIAN)
+        : form == Form.HEAP_LITTLE_ENDIAN ? ByteBuffer.allocate(n * dtype.byteSize()).order(ByteOrder.LITTLE_ENDIAN)
         : ByteBuffer.allocateDirect(n * dtype.byteSize()).order(ByteOrder.LITTLE_ENDIAN);
     for (int i = 0; i < n; i++) {
       int at = i * dtype.byteSize();
