@@ -51,6 +51,8 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
   private static final long JOIN_POLL_MAX_MICROS = 5000;
   /** How long a killed task waits for the driver to say why its attempt failed (round trips take 1-17 ms). */
   private static final long WHY_WAIT_MS = 50;
+  /** How often a call waiting for the background formation looks at its task's kill flag. */
+  private static final long FORMING_POLL_MS = 10;
 
   static final String MDC_GROUP = "collective.group";
   static final String MDC_RANK = "collective.rank";
@@ -67,6 +69,13 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
   private volatile String appId;
   private volatile Throwable startFailure;
   private volatile java.util.concurrent.ExecutorService driverAsks;
+  /** Threads that form barrier tasks' groups in the background (group.formAtTaskStart). */
+  private final java.util.concurrent.ExecutorService formers = java.util.concurrent.Executors.newCachedThreadPool(
+      r -> {
+        Thread t = new Thread(r, "collective-form");
+        t.setDaemon(true);
+        return t;
+      });
 
   /**
    * The application id, read at the first barrier task: in local mode the executor and its plugins start
@@ -174,6 +183,13 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     return g;
   }
 
+  /** Whether the calling barrier task's group has formed in the background, before any call asked (tests). */
+  boolean formedAhead() {
+    TaskGroup g = current.get();
+    java.util.concurrent.CompletableFuture<ManagedCommunicator> f = g == null ? null : g.forming;
+    return f != null && f.isDone() && !f.isCompletedExceptionally() && g.comm == null;
+  }
+
   /** The Python workers' door (null if it did not open); tests. */
   PythonChannel python() {
     return python;
@@ -190,6 +206,9 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
       running.put(b.taskAttemptId(), g);
       if (!pythonTried && SparkEnv.get().blockManager().blockManagerId() != null) {
         startPython();
+      }
+      if (config != null && config.formAtTaskStart()) {
+        g.formInBackground();
       }
       // For log patterns: %X{collective.group} and %X{collective.rank} (see conf/log4j2.properties).
       MDC.put(MDC_GROUP, group);
@@ -246,6 +265,7 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     if (driverAsks != null) {
       driverAsks.shutdownNow();
     }
+    formers.shutdownNow();
     if (python != null) {
       python.close();
     }
@@ -289,7 +309,11 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     final int stageAttempt;
     final long taskAttemptId;
     final Cancellation killed;
+    /** The waits of the formation: the task's kill, or its end (a formation in the background outlives neither). */
+    private final Cancellation formation;
     private final BarrierTaskContext task;
+    /** The formation begun at task start, if any. */
+    private volatile java.util.concurrent.CompletableFuture<ManagedCommunicator> forming;
     private volatile String killReason;
     volatile ManagedCommunicator comm;
     private volatile boolean ended;
@@ -307,6 +331,50 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
       this.taskAttemptId = task.taskAttemptId();
       this.task = task;
       this.killed = () -> task.isInterrupted() ? killReason() : null;
+      this.formation = () -> ended ? "the task of rank " + rank + " ended" : killed.reason();
+    }
+
+    /**
+     * Begins forming the group on a thread of its own, so the task's first call finds it ready. Whatever
+     * happens there waits for that call (nothing is logged above debug: a task that never calls is no error);
+     * if the task ends first, the formation stops and a group it formed is closed.
+     */
+    void formInBackground() {
+      forming = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+        ensureStarted();
+        return form();
+      }, formers);
+      forming.whenComplete((c, e) -> {
+        if (e != null) {
+          LOG.debug("{} rank {}: the group formed at task start failed: {}", name, rank, e.toString());
+        }
+      });
+    }
+
+    /** The background formation's group, waited for in slices that see the task's kill. */
+    private ManagedCommunicator awaitForming() {
+      while (true) {
+        String cancelled = Cancellation.check(killed);
+        if (cancelled != null) {
+          throw new CollectiveCancelledException("rank " + rank + " of " + name + " left the join: " + cancelled);
+        }
+        try {
+          return forming.get(FORMING_POLL_MS, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+          // look at the kill flag again
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new CollectiveCancelledException("rank " + rank + " of " + name + " left the join: interrupted");
+        } catch (java.util.concurrent.ExecutionException e) {
+          Throwable cause = e.getCause() instanceof java.util.concurrent.CompletionException
+              && e.getCause().getCause() != null ? e.getCause().getCause() : e.getCause();
+          if (cause instanceof CollectiveException) {
+            throw (CollectiveException) cause;
+          }
+          throw new CollectiveException("rank " + rank + " of " + name + ": the group could not form: " + cause,
+              cause);
+        }
+      }
     }
 
     /**
@@ -342,6 +410,14 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     @Override
     public synchronized Communicator communicator() {
       if (comm == null) {
+        if (forming != null) {
+          ManagedCommunicator c = awaitForming();
+          if (ended) {
+            throw new CollectiveCancelledException("rank " + rank + " of " + name + ": the task ended");
+          }
+          comm = c;
+          return comm;
+        }
         ManagedCommunicator c = form();
         if (ended) {
           // The task ended while a Python worker's call formed the group: nobody would close it.
@@ -391,7 +467,7 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
       long pauseMicros = 200;
       Messages.Join join = new Messages.Join(name, rank, size, ctx.executorID(), stageId, stageAttempt);
       while (true) {
-        String cancelled = Cancellation.check(killed);
+        String cancelled = Cancellation.check(formation);
         if (cancelled != null) {
           throw new CollectiveCancelledException("rank " + rank + " of " + name + " left the join: " + cancelled);
         }
@@ -414,7 +490,7 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
         if (reply.peers != null) {
           List<InetSocketAddress> peers = PeerList.parse(String.join(",", reply.peers));
           ManagedCommunicator c = TcpGroup.join(endpoint, name, rank, peers, config,
-              new SparkObjectSerializer(SparkEnv.get()), killed);
+              new SparkObjectSerializer(SparkEnv.get()), formation);
           long formed = System.nanoTime() - start;
           stats = new StageStats(metrics);
           stats.formed(formed);
@@ -439,6 +515,8 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
       if (c != null) {
         c.close();
         report();
+      } else {
+        dropForming(null);
       }
       closeSessions();
     }
@@ -451,8 +529,28 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
         c.abort(why);
         c.close();
         report();
+      } else {
+        dropForming(why);
       }
       closeSessions();
+    }
+
+    /**
+     * The task ended with no call having taken the background formation's group: the formation stops (it
+     * sees {@link #ended}) and a group it formed anyway is aborted ({@code why}, if the task failed) and closed.
+     */
+    private void dropForming(String why) {
+      java.util.concurrent.CompletableFuture<ManagedCommunicator> f = forming;
+      if (f == null) {
+        return;
+      }
+      // Closed even if a call raced the end and took it: the task is over either way (closing twice is harmless).
+      f.thenAccept(c -> {
+        if (why != null) {
+          c.abort(why);
+        }
+        c.close();
+      });
     }
 
     /** Sends this rank's record to the driver's per-stage summary, without waiting. */

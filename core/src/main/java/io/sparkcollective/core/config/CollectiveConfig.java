@@ -35,6 +35,7 @@ public final class CollectiveConfig {
   public static final String BROADCAST_CHAIN_MIN_BYTES = "broadcast.chainMinBytes";
   public static final String OBJECT_MAX_BYTES = "objects.maxBytes";
   public static final String JOIN_TIMEOUT_MS = "group.joinTimeoutMs";
+  public static final String FORM_AT_TASK_START = "group.formAtTaskStart";
   public static final String CONNECT_TIMEOUT_MS = "transport.connectTimeoutMs";
   public static final String HEARTBEAT_INTERVAL_MS = "transport.heartbeatIntervalMs";
   public static final String HEARTBEAT_TIMEOUT_MS = "transport.heartbeatTimeoutMs";
@@ -96,6 +97,10 @@ public final class CollectiveConfig {
     key(JOIN_TIMEOUT_MS, "600000", "How long a rank waits for every peer to join its group before failing, naming "
         + "the ranks that did not: only for a live rank that never asks (in Spark, a task that failed or was "
         + "killed, or whose executor was lost, fails the join at once).");
+    key(FORM_AT_TASK_START, "true", "In Spark: each barrier task starts forming its group in the background as "
+        + "it starts, so that its first call finds the group ready (the set-up overlaps the task's own work, "
+        + "and a stage whose tasks never call is not held up by it); false forms the group at the first call, "
+        + "for clusters that run many barrier stages of other libraries beside this plugin.");
     key(CONNECT_TIMEOUT_MS, "10000", "TCP connect plus authentication handshake deadline per connection.");
     key(HEARTBEAT_INTERVAL_MS, "1000", "An idle connection sends a heartbeat this often.");
     key(HEARTBEAT_TIMEOUT_MS, "10000", "A connection that received nothing (not even a heartbeat) for this long is "
@@ -156,6 +161,7 @@ public final class CollectiveConfig {
   private final long broadcastChainMinBytes;
   private final long objectMaxBytes;
   private final long joinTimeoutMs;
+  private final boolean formAtTaskStart;
   private final long connectTimeoutMs;
   private final long heartbeatIntervalMs;
   private final long heartbeatTimeoutMs;
@@ -219,6 +225,11 @@ public final class CollectiveConfig {
       throw bad(CHECKSUM, crc, "true or false");
     }
     this.checksum = Boolean.parseBoolean(crc);
+    String eager = v.get(FORM_AT_TASK_START).trim();
+    if (!eager.equalsIgnoreCase("true") && !eager.equalsIgnoreCase("false")) {
+      throw bad(FORM_AT_TASK_START, eager, "true or false");
+    }
+    this.formAtTaskStart = Boolean.parseBoolean(eager);
     this.dataProtection = DataProtection.parse(v.get(DATA_PROTECTION));
     if (dataProtection == null) {
       throw bad(DATA_PROTECTION, v.get(DATA_PROTECTION), "none, authenticate or encrypt");
@@ -371,6 +382,11 @@ public final class CollectiveConfig {
 
   public long joinTimeoutMs() {
     return joinTimeoutMs;
+  }
+
+  /** Whether a Spark barrier task starts forming its group when it starts (else at its first call). */
+  public boolean formAtTaskStart() {
+    return formAtTaskStart;
   }
 
   public long connectTimeoutMs() {
