@@ -17,11 +17,12 @@ import org.apache.spark.api.java.JavaSparkContext;
 
 /**
  * What forming a barrier stage's group at task start (group.formAtTaskStart) gives and costs, against forming
- * it at the first call, in one run: the application is started with the setting on, off, on, off (the same
- * machine for both), and each time measures (1) empty barrier stages, whose tasks never call (driver wall
- * time per stage), and (2) stages whose tasks work for {@code --work-ms} (loading a partition) and then make
- * two all-reduces of {@code --floats} floats: the first call's time (set-up included when it is not done yet)
- * and the second's, slowest rank. Medians over {@code --stages} stages.
+ * it at the first call, in one run: the application is started with the setting on, off, off, on (the same
+ * machine for both; symmetric, since the driver's first application runs with a colder JIT), and each time
+ * measures (1) empty barrier stages, whose tasks never call (driver wall time per stage), and (2) stages whose
+ * tasks work for {@code --work-ms} (loading a partition) and then make two all-reduces of {@code --floats}
+ * floats: the first call's time (set-up included when it is not done yet) and the second's, slowest rank.
+ * Medians over {@code --stages} stages.
  */
 public final class FormationBenchmark {
   private FormationBenchmark() {}
@@ -31,13 +32,13 @@ public final class FormationBenchmark {
     int tasks = args.getInt("tasks", 4);
     int stages = args.getInt("stages", 20);
     int floats = args.getInt("floats", 1000);
-    long workMs = args.getInt("work-ms", 50);
+    long workMs = args.getInt("work-ms", 200);
     String master = args.get("master", "local-cluster[2,2,1024]");
     List<String> rows = new ArrayList<>();
     double[][] sums = new double[2][3];
     int[] runs = new int[2];
     for (int round = 0; round < 4; round++) {
-      boolean eager = round % 2 == 0;
+      boolean eager = round == 0 || round == 3;
       SparkConf conf = new SparkConf().setAppName("spark-collective formation benchmark").setMaster(master)
           .set("spark.plugins", "io.sparkcollective.spark.CollectivePlugin").set("spark.ui.enabled", "false")
           .set(CollectiveConfig.SPARK_PREFIX + CollectiveConfig.FORM_AT_TASK_START, Boolean.toString(eager));

@@ -53,6 +53,12 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
   private static final long WHY_WAIT_MS = 50;
   /** How often a call waiting for the background formation looks at its task's kill flag. */
   private static final long FORMING_POLL_MS = 10;
+  /**
+   * How long after a barrier task's start its background formation begins, unless the task asks first: tasks
+   * that end sooner without calling (empty or trivial stages) cost nothing, while a task that loads a
+   * partition before its first call still finds the group formed.
+   */
+  private static final long FORM_DELAY_MS = 100;
 
   static final String MDC_GROUP = "collective.group";
   static final String MDC_RANK = "collective.rank";
@@ -314,6 +320,8 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     private final BarrierTaskContext task;
     /** The formation begun at task start, if any. */
     private volatile java.util.concurrent.CompletableFuture<ManagedCommunicator> forming;
+    /** Opened by the first call: the background formation then starts without waiting out its delay. */
+    private final java.util.concurrent.CountDownLatch asked = new java.util.concurrent.CountDownLatch(1);
     private volatile String killReason;
     volatile ManagedCommunicator comm;
     private volatile boolean ended;
@@ -335,12 +343,23 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     }
 
     /**
-     * Begins forming the group on a thread of its own, so the task's first call finds it ready. Whatever
+     * Begins forming the group on a thread of its own ({@link #FORM_DELAY_MS} after the task's start, or at its
+     * first call if that comes sooner), so the task's first call finds it ready. Whatever
      * happens there waits for that call (nothing is logged above debug: a task that never calls is no error);
      * if the task ends first, the formation stops and a group it formed is closed.
      */
     void formInBackground() {
       forming = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+        try {
+          asked.await(FORM_DELAY_MS, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new CollectiveCancelledException("rank " + rank + " of " + name + ": the executor is stopping");
+        }
+        String stop = formation.reason();
+        if (stop != null) {
+          throw new CollectiveCancelledException("rank " + rank + " of " + name + " left the join: " + stop);
+        }
         ensureStarted();
         return form();
       }, formers);
@@ -411,6 +430,7 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     public synchronized Communicator communicator() {
       if (comm == null) {
         if (forming != null) {
+          asked.countDown();
           ManagedCommunicator c = awaitForming();
           if (ended) {
             throw new CollectiveCancelledException("rank " + rank + " of " + name + ": the task ended");

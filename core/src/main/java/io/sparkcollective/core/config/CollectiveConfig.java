@@ -97,10 +97,11 @@ public final class CollectiveConfig {
     key(JOIN_TIMEOUT_MS, "600000", "How long a rank waits for every peer to join its group before failing, naming "
         + "the ranks that did not: only for a live rank that never asks (in Spark, a task that failed or was "
         + "killed, or whose executor was lost, fails the join at once).");
-    key(FORM_AT_TASK_START, "true", "In Spark: each barrier task starts forming its group in the background as "
-        + "it starts, so that its first call finds the group ready (the set-up overlaps the task's own work, "
-        + "and a stage whose tasks never call is not held up by it); false forms the group at the first call, "
-        + "for clusters that run many barrier stages of other libraries beside this plugin.");
+    key(FORM_AT_TASK_START, "true", "In Spark: each barrier task starts forming its group in the background "
+        + "100 ms after it starts (or at its first call, if sooner), so that its first call finds the group ready "
+        + "(the set-up overlaps the task's own work; tasks that end sooner without calling never start it); false "
+        + "forms the group at the first call, for clusters that run many barrier stages of other libraries "
+        + "beside this plugin.");
     key(CONNECT_TIMEOUT_MS, "10000", "TCP connect plus authentication handshake deadline per connection.");
     key(HEARTBEAT_INTERVAL_MS, "1000", "An idle connection sends a heartbeat this often.");
     key(HEARTBEAT_TIMEOUT_MS, "10000", "A connection that received nothing (not even a heartbeat) for this long is "
