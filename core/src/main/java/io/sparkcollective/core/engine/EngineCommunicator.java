@@ -240,8 +240,8 @@ public final class EngineCommunicator implements ManagedCommunicator {
     long seq = nextSeq(tag, 1);
     long timeoutMs = timeoutMs(options);
     return () -> execute(kind, seq, recv.byteLength(), ctx -> {
-      Elements out = Elements.open(recv, ctx.scratch, 0);
-      Elements in = Elements.open(send, ctx.scratch, 1);
+      Elements out = Elements.openForCopy(recv, ctx.scratch, 0);
+      Elements in = Elements.openForCopy(send, ctx.scratch, 1);
       ctx.begin(kind, tag, tag, seq, out, null, -1, 0, timeoutMs);
       ctx.copyLocal(in, rank * send.length());
       RingCollectives.allGather(ctx, Partition.even(out.length(), size));
@@ -274,7 +274,7 @@ public final class EngineCommunicator implements ManagedCommunicator {
     long timeoutMs = timeoutMs(options);
     boolean chain = data.byteLength() >= config.broadcastChainMinBytes();
     return () -> execute(kind, seq, data.byteLength(), ctx -> {
-      Elements el = Elements.open(data, ctx.scratch, 0);
+      Elements el = Elements.openForCopy(data, ctx.scratch, 0);
       ctx.begin(kind, tag, tag, seq, el, null, root, 0, timeoutMs);
       if (chain) {
         BroadcastAlgorithms.chain(ctx, root);
@@ -353,7 +353,7 @@ public final class EngineCommunicator implements ManagedCommunicator {
     long timeoutMs = timeoutMs(options);
     int stream = CollectiveOptions.MAX_TAGS + tag;
     return () -> execute(kind, seq, data.byteLength(), ctx -> {
-      Elements el = Elements.open(data, ctx.scratch, 0);
+      Elements el = Elements.openForCopy(data, ctx.scratch, 0);
       ctx.begin(kind, tag, stream, seq, el, null, -1, 0, timeoutMs);
       if (sending) {
         ctx.send(peer, 0, 0, el.length());

@@ -211,7 +211,7 @@ public abstract class Elements {
     }
     ByteBuffer src = userView(data);
     if (src.order() == ByteOrder.LITTLE_ENDIAN && data.dtype() != DType.F16 && data.dtype() != DType.BF16) {
-      return new BufferElements(src, n, code, kindOf(data.dtype(), code), scratch);
+      return new BufferElements(src, n, code, kindOf(data.dtype(), code), scratch, null);
     }
     switch (data.dtype()) {
       case F32: {
@@ -246,6 +246,54 @@ public abstract class Elements {
       }
       default:
         throw new IllegalArgumentException("unknown dtype " + data.dtype());
+    }
+  }
+
+  /**
+   * Views {@code data} for a collective that only copies (broadcast, all-gather, send/recv): like {@link #open},
+   * except that F16 and BF16 travel as their own 16 bits, so every bit pattern (NaN payloads, signalling NaNs)
+   * arrives unchanged and the wire carries half the bytes of the widened form. A little-endian buffer is used
+   * in place; a big-endian one is staged (byte-swapped) and written back by {@link #commit}.
+   */
+  public static Elements openForCopy(DataBuffer data, Scratch scratch, int slot) {
+    if (data.dtype() != DType.F16 && data.dtype() != DType.BF16) {
+      return open(data, scratch, slot);
+    }
+    int n = data.length();
+    ByteBuffer src = userView(data);
+    Elements kind = new HalfBits();
+    if (src.order() == ByteOrder.LITTLE_ENDIAN) {
+      return new BufferElements(src, n, data.dtype().wireCode(), kind, scratch, null);
+    }
+    ByteBuffer work = scratch.workBytes(slot, 2 * n).order(ByteOrder.LITTLE_ENDIAN);
+    work.asShortBuffer().put(src.asShortBuffer());
+    return new BufferElements(work, n, data.dtype().wireCode(), kind, scratch, data);
+  }
+
+  /** The element kind of half-precision values moved as raw 16-bit patterns (copies only: no arithmetic). */
+  static final class HalfBits extends Elements {
+    HalfBits() {
+      super(0, 0, 0, null);
+    }
+
+    @Override
+    public int wireElementBytes() {
+      return 2;
+    }
+
+    @Override
+    Class<?> elementType() {
+      return short.class;
+    }
+
+    @Override
+    public void write(int off, int n, WireBuffer w) {
+      throw new UnsupportedOperationException("HalfBits is a kind, not a vector");
+    }
+
+    @Override
+    public void divide(int off, int n, int divisor) {
+      throw new UnsupportedOperationException("half-precision copies are not reduced");
     }
   }
 
@@ -315,6 +363,10 @@ public abstract class Elements {
       return;
     }
     ByteBuffer dst = userView(staged);
+    if (this instanceof BufferElements) { // a big-endian half-precision copy, staged as little-endian bits
+      dst.asShortBuffer().put(((BufferElements) this).range(0, length).asShortBuffer());
+      return;
+    }
     switch (staged.dtype()) {
       case F32:
         dst.asFloatBuffer().put(((FloatElements) this).array, 0, length);
@@ -872,8 +924,9 @@ public abstract class Elements {
     private final int elementBytes;
     private java.nio.Buffer typed;
 
-    BufferElements(ByteBuffer littleEndian, int length, int wireCode, Elements kind, Scratch scratch) {
-      super(0, length, wireCode, null);
+    BufferElements(ByteBuffer littleEndian, int length, int wireCode, Elements kind, Scratch scratch,
+        DataBuffer staged) {
+      super(0, length, wireCode, staged);
       this.bytes = littleEndian;
       this.kind = kind;
       this.scratch = scratch;
@@ -922,7 +975,8 @@ public abstract class Elements {
 
     @Override
     Elements forReader() {
-      return new BufferElements(bytes.duplicate().order(ByteOrder.LITTLE_ENDIAN), length, wireCode(), kind, scratch);
+      return new BufferElements(bytes.duplicate().order(ByteOrder.LITTLE_ENDIAN), length, wireCode(), kind, scratch,
+          null);
     }
 
     /** A typed view of the buffer positioned at element {@code off}. */

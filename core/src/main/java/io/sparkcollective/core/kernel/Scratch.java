@@ -19,6 +19,7 @@ public final class Scratch {
   private final double[][] workF64 = {new double[0], new double[0]};
   private final int[][] workI32 = {new int[0], new int[0]};
   private final long[][] workI64 = {new long[0], new long[0]};
+  private final byte[][] workBytes = {new byte[0], new byte[0]};
   private float[] alignedF32 = new float[0];
   private double[] alignedF64 = new double[0];
   private int[] alignedI32 = new int[0];
@@ -120,6 +121,14 @@ public final class Scratch {
     return workI64[slot];
   }
 
+  /** Working bytes number {@code slot} (0 or 1), at least {@code n} long, as a buffer of exactly {@code n}. */
+  java.nio.ByteBuffer workBytes(int slot, int n) {
+    if (workBytes[slot].length < n) {
+      workBytes[slot] = new byte[n];
+    }
+    return java.nio.ByteBuffer.wrap(workBytes[slot], 0, n).slice();
+  }
+
   /** Length of working copy 0 for {@code dtype} (F32, F64, I32, I64): what staging a vector has cost so far. */
   int workLength(io.sparkcollective.core.api.DType dtype) {
     switch (dtype) {
@@ -173,6 +182,7 @@ public final class Scratch {
       workF64[slot] = new double[0];
       workI32[slot] = new int[0];
       workI64[slot] = new long[0];
+      workBytes[slot] = new byte[0];
     }
     alignedF32 = new float[0];
     alignedF64 = new double[0];
