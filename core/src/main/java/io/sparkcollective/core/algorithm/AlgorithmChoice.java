@@ -15,6 +15,15 @@ public final class AlgorithmChoice {
     this.inner = inner;
   }
 
+  /** A choice made elsewhere (a forced pair, a simulation's candidate); {@code inner} only for HIERARCHICAL. */
+  public static AlgorithmChoice of(Algorithm algorithm, Algorithm inner) {
+    if ((algorithm == Algorithm.HIERARCHICAL) != (inner != null) || algorithm == Algorithm.AUTO
+        || inner == Algorithm.AUTO || inner == Algorithm.HIERARCHICAL) {
+      throw new IllegalArgumentException("no such choice: " + algorithm + " over " + inner);
+    }
+    return new AlgorithmChoice(algorithm, inner);
+  }
+
   public Algorithm algorithm() {
     return algorithm;
   }
@@ -27,6 +36,17 @@ public final class AlgorithmChoice {
   /** The choice as frames carry it (ranks that chose differently are told apart). */
   public int wireCode() {
     return Algorithm.wireCode(algorithm, inner);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof AlgorithmChoice && ((AlgorithmChoice) o).algorithm == algorithm
+        && ((AlgorithmChoice) o).inner == inner;
+  }
+
+  @Override
+  public int hashCode() {
+    return algorithm.hashCode() * 31 + (inner == null ? 0 : inner.hashCode());
   }
 
   @Override

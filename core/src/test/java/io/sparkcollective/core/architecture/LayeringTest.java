@@ -55,6 +55,15 @@ class LayeringTest {
         .check(classes);
   }
 
+  @Test
+  void theSimulatorShouldRunAlgorithmsWithoutAnyTransportOrThread() {
+    noClasses().that().resideInAPackage("..core.simulation..")
+        .should().dependOnClassesThat().resideInAnyPackage(
+            "..core.transport..", "..core.engine..", "io.netty..", "java.net..", "java.nio.channels..",
+            "java.util.concurrent..")
+        .check(classes);
+  }
+
   private static final String TCP = "..core.transport.tcp";
 
   @Test

@@ -1,0 +1,144 @@
+package io.sparkcollective.core.simulation;
+
+import io.sparkcollective.core.algorithm.AlgorithmChoice;
+import io.sparkcollective.core.algorithm.AlgorithmSelector;
+import io.sparkcollective.core.algorithm.Placement;
+import io.sparkcollective.core.api.Algorithm;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Every algorithm the library can run for one all-reduce (group size, message size, placement, network),
+ * simulated once, against what any number of selectors pick: the yardstick for AUTO. On one rank per host the
+ * candidates are RING, HALVING_DOUBLING and DIRECT; with several ranks per host also HIERARCHICAL over each.
+ *
+ * <p>DIRECT puts (N-1) copies of the vector on every link, which at large groups and sizes is both hopeless
+ * and expensive to simulate: it is left out (reported as not run) where the time its host links need alone is
+ * over twice the best other candidate's time, or where it would take more than {@link #MAX_MESSAGES}
+ * messages; unless a selector picks it, when it runs after all.
+ */
+public final class AlgorithmComparison {
+  /** Largest number of messages one candidate may take before it is left out as hopeless. */
+  static final long MAX_MESSAGES = 30_000_000L;
+
+  private final Map<AlgorithmChoice, Double> seconds = new LinkedHashMap<>();
+  private final int ranks;
+  private final int length;
+  private final int segment;
+  private final NetworkModel model;
+  private final Placement placement;
+
+  private AlgorithmComparison(int ranks, int length, int segment, NetworkModel model, Placement placement) {
+    this.ranks = ranks;
+    this.length = length;
+    this.segment = segment;
+    this.model = model;
+    this.placement = placement;
+  }
+
+  /**
+   * Simulates the candidates for an all-reduce of {@code bytes} (float32 elements, at least one) on
+   * {@code ranks} ranks under {@code model}, in segments of {@code segmentBytes}.
+   */
+  public static AlgorithmComparison of(int ranks, long bytes, int segmentBytes, NetworkModel model) {
+    int length = (int) Math.max(1, bytes / Float.BYTES);
+    long wireBytes = (long) length * Float.BYTES;
+    int segment = Math.max(1, segmentBytes / Float.BYTES);
+    int[] nodes = new int[ranks];
+    for (int r = 0; r < ranks; r++) {
+      nodes[r] = model.hostOf(r);
+    }
+    Placement placement = Placement.of(nodes);
+    AlgorithmComparison c = new AlgorithmComparison(ranks, length, segment, model, placement);
+    List<AlgorithmChoice> candidates = new ArrayList<>();
+    Algorithm[] flat = {Algorithm.RING, Algorithm.HALVING_DOUBLING, Algorithm.DIRECT};
+    for (Algorithm a : flat) {
+      candidates.add(AlgorithmChoice.of(a, null));
+    }
+    if (placement.isTwoLevel()) {
+      for (Algorithm a : flat) {
+        candidates.add(AlgorithmChoice.of(Algorithm.HIERARCHICAL, a));
+      }
+    }
+    double best = Double.POSITIVE_INFINITY;
+    // DIRECT ones last, so that the best of the others bounds them.
+    for (boolean direct : new boolean[] {false, true}) {
+      for (AlgorithmChoice choice : candidates) {
+        boolean isDirect = (choice.inner() != null ? choice.inner() : choice.algorithm()) == Algorithm.DIRECT;
+        if (isDirect != direct) {
+          continue;
+        }
+        if (direct && hopeless(choice, ranks, wireBytes, segment, model, placement, best)) {
+          c.seconds.put(choice, Double.NaN);
+          continue;
+        }
+        best = Math.min(best, c.simulate(choice));
+      }
+    }
+    return c;
+  }
+
+  private double simulate(AlgorithmChoice choice) {
+    double t = NetworkSimulator.run(AlgorithmSelector.implementation(choice, placement), ranks, length,
+        Float.BYTES, segment, model).seconds();
+    seconds.put(choice, t);
+    return t;
+  }
+
+  /** What {@code selector} picks here (simulated now if it is a candidate that was left out). */
+  public AlgorithmChoice pickedBy(AlgorithmSelector selector) {
+    AlgorithmChoice picked = selector.select(Algorithm.AUTO, (long) length * Float.BYTES, placement);
+    Double t = seconds.get(picked);
+    if (t == null || t.isNaN()) {
+      simulate(picked);
+    }
+    return picked;
+  }
+
+  /** The pick's time over the best time: 1 when {@code selector} picked the fastest. */
+  public double overBest(AlgorithmSelector selector) {
+    return seconds.get(pickedBy(selector)) / bestSeconds();
+  }
+
+  /** Whether a DIRECT candidate's link time alone exceeds twice {@code best}, or it takes too many messages. */
+  private static boolean hopeless(AlgorithmChoice c, int ranks, long bytes, int segment, NetworkModel model,
+      Placement placement, double best) {
+    int k = model.ranksPerHost();
+    int hosts = placement.nodeCount();
+    long segments = Math.max(1, (bytes / Float.BYTES + segment - 1) / segment);
+    double linkBytes;
+    long messages;
+    if (c.algorithm() == Algorithm.HIERARCHICAL) {
+      // k ranks per host each send 1/k of the vector to (hosts - 1) peers.
+      linkBytes = (double) (hosts - 1) * bytes;
+      messages = (long) ranks * (hosts - 1) * Math.max(1, segments / k);
+    } else {
+      linkBytes = (double) k * (ranks - k) * bytes;
+      messages = (long) ranks * (ranks - 1) * segments;
+    }
+    return messages > MAX_MESSAGES || linkBytes / model.linkBytesPerSecond() > 2 * best;
+  }
+
+  /** Simulated seconds of each candidate; NaN for one left out as hopeless. */
+  public Map<AlgorithmChoice, Double> seconds() {
+    return Collections.unmodifiableMap(seconds);
+  }
+
+  /** The fastest candidate. */
+  public AlgorithmChoice best() {
+    AlgorithmChoice best = null;
+    for (Map.Entry<AlgorithmChoice, Double> e : seconds.entrySet()) {
+      if (!Double.isNaN(e.getValue()) && (best == null || e.getValue() < seconds.get(best))) {
+        best = e.getKey();
+      }
+    }
+    return best;
+  }
+
+  public double bestSeconds() {
+    return seconds.get(best());
+  }
+}

@@ -1,0 +1,114 @@
+package io.sparkcollective.core.simulation;
+
+import java.util.Arrays;
+
+/**
+ * The simulator's future events, earliest first; events at the same time in the order they were added, so a
+ * run is deterministic. A binary heap over parallel primitive arrays: tens of millions of events per run, none
+ * of them an object.
+ */
+final class EventQueue {
+  private double[] time = new double[1024];
+  private long[] order = new long[1024];
+  private int[] kind = new int[1024];
+  private int[] ref = new int[1024];
+  private int size;
+  private long added;
+
+  boolean isEmpty() {
+    return size == 0;
+  }
+
+  /** Time of the earliest event; only when not empty. */
+  double peekTime() {
+    return time[0];
+  }
+
+  /** Kind of the earliest event. */
+  int peekKind() {
+    return kind[0];
+  }
+
+  /** Reference of the earliest event. */
+  int peekRef() {
+    return ref[0];
+  }
+
+  void add(double t, int k, int r) {
+    if (size == time.length) {
+      int n = size * 2;
+      time = Arrays.copyOf(time, n);
+      order = Arrays.copyOf(order, n);
+      kind = Arrays.copyOf(kind, n);
+      ref = Arrays.copyOf(ref, n);
+    }
+    long o = added++;
+    int i = size++;
+    while (i > 0) {
+      int parent = (i - 1) >>> 1;
+      if (!before(t, o, parent)) {
+        break;
+      }
+      set(i, parent);
+      i = parent;
+    }
+    time[i] = t;
+    order[i] = o;
+    kind[i] = k;
+    ref[i] = r;
+  }
+
+  /** Removes the earliest event (read it first with the peek methods). */
+  void poll() {
+    int last = --size;
+    if (last == 0) {
+      return;
+    }
+    double t = time[last];
+    long o = order[last];
+    int k = kind[last];
+    int r = ref[last];
+    int i = 0;
+    int half = last >>> 1;
+    while (i < half) {
+      int child = 2 * i + 1;
+      int right = child + 1;
+      if (right < last && earlier(right, child)) {
+        child = right;
+      }
+      if (!earlierThan(child, t, o)) {
+        break;
+      }
+      set(i, child);
+      i = child;
+    }
+    time[i] = t;
+    order[i] = o;
+    kind[i] = k;
+    ref[i] = r;
+  }
+
+  /** Events added so far. */
+  long added() {
+    return added;
+  }
+
+  private boolean before(double t, long o, int j) {
+    return t < time[j] || (t == time[j] && o < order[j]);
+  }
+
+  private boolean earlier(int a, int b) {
+    return time[a] < time[b] || (time[a] == time[b] && order[a] < order[b]);
+  }
+
+  private boolean earlierThan(int j, double t, long o) {
+    return time[j] < t || (time[j] == t && order[j] < o);
+  }
+
+  private void set(int to, int from) {
+    time[to] = time[from];
+    order[to] = order[from];
+    kind[to] = kind[from];
+    ref[to] = ref[from];
+  }
+}
