@@ -82,7 +82,7 @@ public final class SimulationSweep {
       AlgorithmSelector shipped = new AlgorithmSelector(config.directMaxBytes(), config.directMaxRanks(),
           config.ringMinBytes(), Algorithm.AUTO);
       AlgorithmSelector told = new AlgorithmSelector(config.directMaxBytes(), config.directMaxRanks(),
-          config.ringMinBytes(), Algorithm.AUTO, Math.round(gbit * 1000), config.stepMicros());
+          config.ringMinBytes(), Algorithm.AUTO, Math.round(gbit * 1000), Math.round(latencyUs), segmentBytes);
       for (long k : perHost) {
         NetworkModel model = NetworkModel.of(gbit, latencyUs).ranksPerHost((int) k);
         for (long n : ranks) {

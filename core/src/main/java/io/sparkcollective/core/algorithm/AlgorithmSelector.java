@@ -1,87 +1,78 @@
 package io.sparkcollective.core.algorithm;
 
 import io.sparkcollective.core.api.Algorithm;
+import io.sparkcollective.core.config.Tuning;
 
 /**
- * Picks the all-reduce algorithm for a message of {@code bytes} on {@code ranks} ranks, like NCCL's tuning
- * tables: DIRECT for small messages in small groups (one latency), HALVING_DOUBLING for medium ones (log N
- * latencies, bandwidth-optimal for powers of two), RING for large ones (bandwidth-optimal for any N, best
- * pipelined). Thresholds come from configuration; a forced algorithm overrides the table.
+ * Picks the all-reduce algorithm for a message of {@code bytes} on {@code ranks} ranks, like NCCL's tuning:
+ * a forced algorithm overrides everything; otherwise AUTO decides in one of two ways.
  *
- * <p>HALVING_DOUBLING on a group that is not a power of two first folds the extra ranks in (each sends its
- * whole vector to a partner, which sends the whole result back at the end): two full-vector transfers in a
- * row on those links, against the ring's 2(N-1)/N spread over every link. Above DIRECT's size the fold costs
- * more than the ring's extra steps (at N=3, 1 MiB over 1 Gbit/s links: 25.2 ms against 11.7), so such groups
- * take RING there; HALVING_DOUBLING stays for small messages in groups too large for DIRECT.
+ * <p>With the link unknown (the default), a table measured on one host: DIRECT for small messages in small
+ * groups (one latency), HALVING_DOUBLING for medium ones (log N latencies, bandwidth-optimal for powers of
+ * two), RING for large ones (bandwidth-optimal for any N, best pipelined); thresholds come from configuration.
+ * HALVING_DOUBLING on a group that is not a power of two first folds the extra ranks in (each sends its whole
+ * vector to a partner, which sends the whole result back at the end): two full-vector transfers in a row on
+ * those links, against the ring's 2(N-1)/N spread over every link, so such groups take RING above DIRECT's
+ * size (at N=3, 1 MiB over 1 Gbit/s links: 25.2 ms against 11.7). When some process holds several ranks of a
+ * group that spans several, HIERARCHICAL, with the table's choice across processes for 1/k of the vector.
  *
- * <p>Where DIRECT stops depends on the link: it puts (N-1) copies of the vector on every link in one step,
- * the others 2(N-1)/N of it in 2 log2 N (HALVING_DOUBLING) or 2(N-1) (RING) steps. Told the link's rate
- * (the six-argument constructor), AUTO keeps DIRECT only while its extra bytes take less link time than the other
- * algorithm's extra steps cost in latency: at 4 hosts on 1 Gbit/s links a 16 KiB all-reduce took 416 us
- * with DIRECT and 236 with HALVING_DOUBLING, while on loopback DIRECT wins there.
- *
- * <p>Where RING takes over depends on the link too. HALVING_DOUBLING sends a step's data only once the whole
- * previous step has arrived, so every step drains the link, and its queue (switch, NIC, qdisc), before the
- * next starts; the ring passes each piece on as soon as it lands. A slower link holds the same queueing
- * time in fewer bytes, so the crossover shrinks with the rate: the configured size stands for 10 Gbit/s
- * (and loopback), and a known slower link scales it down. At 4 hosts on 1 Gbit/s links (20 ms of queue):
- * 4 MiB took 66.6 ms with HALVING_DOUBLING and 55.5 with RING (53.8 and 53.4 with a 2 ms queue), a 1 M-float
- * gradient in Spark 65.2 against 56.9 ms; at 10 Gbit/s HALVING_DOUBLING still won at 1 and 4 MiB.
+ * <p>Told the link (the seven-argument constructor: {@code algorithm.linkMbps} and the latency of a message
+ * between hosts, {@code algorithm.stepMicros}), AUTO takes the candidate that {@link AllReduceCostModel}
+ * predicts fastest for the group's size and placement: RING, HALVING_DOUBLING and DIRECT, and HIERARCHICAL over
+ * each when processes hold several ranks. The fixed table cannot follow the group size: at 256 ranks on
+ * 10 Gbit/s links HALVING_DOUBLING beats RING up to 64 MiB (the ring's 2(N-1) latencies), at 16 ranks DIRECT
+ * beats it for small messages, at 100 ranks RING loses to it up to 1 MiB (see README "Scale on a simulated
+ * network", where the simulator judges both). RING is preferred within {@link Tuning#MODEL_RING_PREFERENCE}
+ * of the fastest. Choices are kept per size class (a quarter of an octave) and placement, so a call costs a
+ * table look-up.
  */
 public final class AlgorithmSelector {
   private final long directMaxBytes;
   private final int directMaxRanks;
   private final long ringMinBytes;
   private final Algorithm forced;
-  /** Bytes per second of a host's link in each direction (0: not known), and one step's latency in seconds. */
-  private final double linkBytesPerSecond;
-  private final double stepSeconds;
-  /** The link rate the configured RING threshold stands for: 10 Gbit/s, in bytes per second. */
-  static final double REFERENCE_LINK_BYTES_PER_SECOND = 10_000 * 1e6 / 8;
+  /** The cost model when the link is known, else null. */
+  private final AllReduceCostModel model;
+  /** The model's choices for one placement, by size class; replaced when another placement asks. */
+  private volatile Choices choices;
 
-  /** The table with the link rate unknown: DIRECT up to its configured size. */
+  private static final AlgorithmChoice[] FLAT = {AlgorithmChoice.of(Algorithm.RING, null),
+      AlgorithmChoice.of(Algorithm.HALVING_DOUBLING, null), AlgorithmChoice.of(Algorithm.DIRECT, null)};
+  private static final AlgorithmChoice[] TWO_LEVEL = {AlgorithmChoice.of(Algorithm.HIERARCHICAL, Algorithm.RING),
+      AlgorithmChoice.of(Algorithm.HIERARCHICAL, Algorithm.HALVING_DOUBLING),
+      AlgorithmChoice.of(Algorithm.HIERARCHICAL, Algorithm.DIRECT)};
+
+  /** Size classes per octave of the model's table. */
+  private static final int CLASSES_PER_OCTAVE = 4;
+
+  private static final class Choices {
+    final Placement placement;
+    final AlgorithmChoice[] bySize = new AlgorithmChoice[64 * CLASSES_PER_OCTAVE];
+
+    Choices(Placement placement) {
+      this.placement = placement;
+    }
+  }
+
+  /** The table with the link unknown. */
   public AlgorithmSelector(long directMaxBytes, int directMaxRanks, long ringMinBytes, Algorithm forced) {
-    this(directMaxBytes, directMaxRanks, ringMinBytes, forced, 0, 0);
+    this(directMaxBytes, directMaxRanks, ringMinBytes, forced, 0, 0, 0);
   }
 
   /**
-   * The table for hosts whose links move {@code linkMbps} megabits per second in each direction (0: not
-   * known, DIRECT up to its configured size), where one step of an algorithm costs {@code stepMicros}.
+   * With {@code linkMbps} > 0 (megabits per second of each host's link, each way), AUTO follows the cost model
+   * with {@code latencyMicros} per message between hosts and segments of {@code segmentBytes}; with 0, the table.
    */
   public AlgorithmSelector(long directMaxBytes, int directMaxRanks, long ringMinBytes, Algorithm forced,
-      long linkMbps, long stepMicros) {
+      long linkMbps, long latencyMicros, int segmentBytes) {
     this.directMaxBytes = directMaxBytes;
     this.directMaxRanks = directMaxRanks;
     this.ringMinBytes = ringMinBytes;
     this.forced = forced;
-    this.linkBytesPerSecond = linkMbps * 1e6 / 8;
-    this.stepSeconds = stepMicros / 1e6;
-  }
-
-  /**
-   * The largest message DIRECT takes on {@code ranks} ranks: the configured size, lowered, when the link
-   * rate is known, to where DIRECT's (N-1) V on every link starts costing more than the other algorithm's
-   * 2(N-1)/N V plus its extra steps.
-   */
-  long directMaxBytes(int ranks) {
-    if (linkBytesPerSecond <= 0 || ranks <= 2) {
-      return directMaxBytes; // two ranks: DIRECT moves as many bytes as the others, in fewer steps
-    }
-    double extraCopies = (ranks - 1) - 2.0 * (ranks - 1) / ranks;
-    int steps = (ranks & (ranks - 1)) == 0 ? 2 * Integer.numberOfTrailingZeros(ranks) : 2 * (ranks - 1);
-    double crossover = (steps - 1) * stepSeconds * linkBytesPerSecond / extraCopies;
-    return Math.min(directMaxBytes, Math.round(crossover));
-  }
-
-  /**
-   * The smallest message RING takes: the configured size, scaled down by the link's share of 10 Gbit/s when
-   * the rate is known and lower.
-   */
-  long ringMinBytes() {
-    if (linkBytesPerSecond <= 0 || linkBytesPerSecond >= REFERENCE_LINK_BYTES_PER_SECOND) {
-      return ringMinBytes;
-    }
-    return Math.round(ringMinBytes * linkBytesPerSecond / REFERENCE_LINK_BYTES_PER_SECOND);
+    this.model = linkMbps <= 0 ? null : new AllReduceCostModel(linkMbps * 1e6 / 8, latencyMicros * 1e-6,
+        Tuning.MODEL_LOCAL_LATENCY_SECONDS, Tuning.MODEL_MESSAGE_OVERHEAD_SECONDS,
+        Tuning.MODEL_REDUCE_BYTES_PER_SECOND, Tuning.MODEL_COPY_BYTES_PER_SECOND, Tuning.MODEL_HEADER_BYTES,
+        segmentBytes);
   }
 
   /** The concrete algorithm for a call that asked for {@code requested}, ignoring process boundaries. */
@@ -92,29 +83,87 @@ public final class AlgorithmSelector {
     if (forced != Algorithm.AUTO) {
       return forced;
     }
-    return table(bytes, ranks);
+    return model != null ? modelled(bytes, Placement.flat(ranks)).algorithm() : table(bytes, ranks);
   }
 
   /**
    * The algorithm, and for HIERARCHICAL the one run across processes, for a call of {@code bytes} on a group
    * placed as {@code placement}: AUTO takes HIERARCHICAL when some process holds several ranks of a group that
-   * spans several processes; the cross-process part then carries 1/k of the vector with k ranks per process.
+   * spans several processes (with the table; the model weighs it against the flat ones); the cross-process part
+   * then carries 1/k of the vector with k ranks per process.
    */
   public AlgorithmChoice select(Algorithm requested, long bytes, Placement placement) {
+    if (requested == Algorithm.AUTO && forced == Algorithm.AUTO && model != null) {
+      return modelled(bytes, placement);
+    }
     int ranks = placement.ranks();
     int nodes = placement.nodeCount();
     Algorithm a = requested != Algorithm.AUTO ? requested : forced != Algorithm.AUTO ? forced
         : placement.isTwoLevel() ? Algorithm.HIERARCHICAL : table(bytes, ranks);
     int k = placement.evenRanksPerNode();
-    return new AlgorithmChoice(a, a == Algorithm.HIERARCHICAL ? table(k > 0 ? bytes / k : bytes, nodes) : null);
+    if (a != Algorithm.HIERARCHICAL) {
+      return AlgorithmChoice.of(a, null);
+    }
+    Algorithm inner = model != null ? modelled(bytes, placement, TWO_LEVEL).inner()
+        : table(k > 0 ? bytes / k : bytes, nodes);
+    return AlgorithmChoice.of(Algorithm.HIERARCHICAL, inner);
+  }
+
+  private AlgorithmChoice modelled(long bytes, Placement placement) {
+    Choices c = choices;
+    if (c == null || !c.placement.equals(placement)) {
+      c = new Choices(placement);
+      choices = c;
+    }
+    int cls = sizeClass(bytes);
+    AlgorithmChoice choice = c.bySize[cls];
+    if (choice == null) {
+      choice = placement.isTwoLevel() ? best(bytes, placement, FLAT, TWO_LEVEL) : best(bytes, placement, FLAT);
+      c.bySize[cls] = choice; // racy but benign: the same value from any thread, immutable
+    }
+    return choice;
+  }
+
+  private AlgorithmChoice modelled(long bytes, Placement placement, AlgorithmChoice[] candidates) {
+    return best(bytes, placement, candidates);
+  }
+
+  /** Quarter-octave class of a size: choices within one class are taken for all its sizes. */
+  static int sizeClass(long bytes) {
+    long b = Math.max(1, bytes);
+    int octave = 63 - Long.numberOfLeadingZeros(b);
+    int quarter = octave >= 2 ? (int) ((b >>> (octave - 2)) & 3) : 0;
+    return octave * CLASSES_PER_OCTAVE + quarter;
+  }
+
+  private AlgorithmChoice best(long bytes, Placement placement, AlgorithmChoice[]... candidates) {
+    AlgorithmChoice best = null;
+    double bestSeconds = Double.POSITIVE_INFINITY;
+    AlgorithmChoice ring = null;
+    double ringSeconds = Double.POSITIVE_INFINITY;
+    for (AlgorithmChoice[] group : candidates) {
+      for (AlgorithmChoice c : group) {
+        double t = model.seconds(c, bytes, placement);
+        if (t < bestSeconds) {
+          best = c;
+          bestSeconds = t;
+        }
+        boolean isRing = (c.inner() != null ? c.inner() : c.algorithm()) == Algorithm.RING;
+        if (isRing && t < ringSeconds) {
+          ring = c;
+          ringSeconds = t;
+        }
+      }
+    }
+    return ringSeconds <= bestSeconds * Tuning.MODEL_RING_PREFERENCE ? ring : best;
   }
 
   private Algorithm table(long bytes, int ranks) {
-    if (bytes <= directMaxBytes(ranks) && ranks <= directMaxRanks) {
+    if (bytes <= directMaxBytes && ranks <= directMaxRanks) {
       return Algorithm.DIRECT;
     }
     boolean powerOfTwo = (ranks & (ranks - 1)) == 0;
-    if (bytes < ringMinBytes() && (powerOfTwo || bytes <= directMaxBytes)) {
+    if (bytes < ringMinBytes && (powerOfTwo || bytes <= directMaxBytes)) {
       return Algorithm.HALVING_DOUBLING;
     }
     return Algorithm.RING;

@@ -83,12 +83,13 @@ public final class CollectiveConfig {
     key(RING_MIN_BYTES, "4194304", "AUTO uses RING from this many bytes on, HALVING_DOUBLING below (in groups of "
         + "a power of two ranks; other groups take RING above algorithm.directMaxBytes).");
     key(LINK_MBPS, "0", "The rate of each host's network link in megabits per second and direction, if known "
-        + "(0: not known). With it AUTO stops DIRECT where sending the whole vector to every peer costs more link "
-        + "time than the other algorithms' extra steps of algorithm.stepMicros each (at 4 hosts on 1 Gbit/s: "
-        + "below 16 KiB), and on links slower than 10 Gbit/s scales algorithm.ringMinBytes by the link's share "
-        + "of 10 Gbit/s (at 1 Gbit/s: RING from 419 KB).");
-    key(STEP_MICROS, "50", "What one step (an exchange between two ranks) costs in latency, in microseconds, "
-        + "as AUTO weighs it when algorithm.linkMbps is set.");
+        + "(0: not known, AUTO follows the thresholds above). With it AUTO takes the algorithm its cost model "
+        + "predicts fastest for the group's size, placement and the message (the thresholds above no longer "
+        + "apply): the table cannot follow the group size, e.g. 256 ranks on 10 Gbit/s take HALVING_DOUBLING up "
+        + "to 64 MiB, where the ring pays 2(N-1) latencies.");
+    key(STEP_MICROS, "50", "The latency of one message between two hosts, in microseconds, as AUTO's cost model "
+        + "weighs it when algorithm.linkMbps is set (the one-way time of a small message: 5-50 us in data "
+        + "centres).");
     key(BROADCAST_CHAIN_MIN_BYTES, "65536", "Broadcasts from this many bytes on use a pipelined chain; "
         + "smaller ones go from the root to every rank directly.");
     key(OBJECT_MAX_BYTES, "1073741824", "Most bytes one object collective (allGatherObjects, broadcastObject) "

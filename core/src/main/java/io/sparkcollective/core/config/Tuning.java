@@ -35,6 +35,36 @@ public final class Tuning {
    */
   public static final int ALIGNED_MAX_ELEMENTS = 1 << 25;
 
+  /*
+   * What AUTO's cost model (algorithm.AllReduceCostModel, used once algorithm.linkMbps is set) assumes of a
+   * rank's CPU, and what the simulator's NetworkModel.of takes by default: the same numbers, so that the model
+   * is judged on the network it was written for. A core of today's servers; on this project's 2-core machine
+   * KernelBenchmark measures the segment path (copy out of the wire buffer, then reduce) at about 32 GB/s per
+   * core at 1 Mi floats, the socket and frame bookkeeping at a few microseconds per message.
+   */
+
+  /** CPU time per message on each side (frame, header, system call share), in seconds. */
+  public static final double MODEL_MESSAGE_OVERHEAD_SECONDS = 1e-6;
+
+  /** Bytes per second a rank combines into its vector. */
+  public static final double MODEL_REDUCE_BYTES_PER_SECOND = 8e9;
+
+  /** Bytes per second a rank copies (into a frame, out of one). */
+  public static final double MODEL_COPY_BYTES_PER_SECOND = 16e9;
+
+  /** Latency between two ranks of one host, in seconds. */
+  public static final double MODEL_LOCAL_LATENCY_SECONDS = 1e-6;
+
+  /** Bytes of headers per message on the wire: the frame's and TCP/IP's. */
+  public static final int MODEL_HEADER_BYTES = 64;
+
+  /**
+   * How much slower than the fastest predicted algorithm RING may be and still be taken: within that, the
+   * ring's steady stream beats a halving-doubling step's drain of the link's queues (the model has no queues:
+   * on 4 hosts at 1 Gbit/s with 20 ms of queue, 4 MiB took 66.6 ms with HALVING_DOUBLING and 55.5 with RING).
+   */
+  public static final double MODEL_RING_PREFERENCE = 1.05;
+
   // ------------------------------------------------------------------------------------------ waiting
 
   /**

@@ -1,5 +1,7 @@
 package io.sparkcollective.core.simulation;
 
+import io.sparkcollective.core.config.Tuning;
+
 /**
  * What moving and combining bytes costs on a simulated cluster: hosts joined by a switch, each host with one
  * network link (its NIC) of a given rate in each direction, shared by the ranks on that host, and a CPU core
@@ -76,11 +78,13 @@ public final class NetworkModel {
 
   /**
    * Links of {@code gbitPerSecond} gigabits per second each way and {@code latencyMicros} per message, one rank
-   * per host; CPU costs of a core of today's servers (reduction 8 GB/s, copies 16 GB/s, 1 us per message, 1 us
-   * between ranks of one host), 64 bytes of headers per message (the frame's header and TCP/IP's).
+   * per host; the CPU costs AUTO's cost model assumes ({@link Tuning}'s MODEL_ constants: reduction 8 GB/s,
+   * copies 16 GB/s, 1 us per message, 1 us between ranks of one host, 64 bytes of headers per message).
    */
   public static NetworkModel of(double gbitPerSecond, double latencyMicros) {
-    return new NetworkModel(1, gbitPerSecond * 1e9 / 8, latencyMicros * 1e-6, 1e-6, 1e-6, 8e9, 16e9, 64, -1, 1);
+    return new NetworkModel(1, gbitPerSecond * 1e9 / 8, latencyMicros * 1e-6, Tuning.MODEL_LOCAL_LATENCY_SECONDS,
+        Tuning.MODEL_MESSAGE_OVERHEAD_SECONDS, Tuning.MODEL_REDUCE_BYTES_PER_SECOND, Tuning.MODEL_COPY_BYTES_PER_SECOND,
+        Tuning.MODEL_HEADER_BYTES, -1, 1);
   }
 
   /** The same with {@code k} ranks on every host (ranks {@code h*k .. h*k+k-1} on host h). */
