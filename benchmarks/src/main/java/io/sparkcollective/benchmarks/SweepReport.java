@@ -22,11 +22,14 @@ public final class SweepReport {
   /** One row of the shared table format: bytes, K, median, min, max, algbw, busbw, check. */
   static final class Row {
     final long bytes;
+    /** All-reduces per repetition, back to back: the median is their time over their number. */
+    final int batch;
     final double medianUs;
     final double busbw;
 
-    Row(long bytes, double medianUs, double busbw) {
+    Row(long bytes, int batch, double medianUs, double busbw) {
       this.bytes = bytes;
+      this.batch = batch;
       this.medianUs = medianUs;
       this.busbw = busbw;
     }
@@ -40,8 +43,8 @@ public final class SweepReport {
     for (String line : Files.readAllLines(file)) {
       String[] f = line.trim().split("\\s+");
       if (f.length >= 8 && f[0].matches("\\d+") && f[1].matches("\\d+")) {
-        rows.put(Long.parseLong(f[0]), new Row(Long.parseLong(f[0]), Double.parseDouble(f[2]),
-            Double.parseDouble(f[6])));
+        rows.put(Long.parseLong(f[0]), new Row(Long.parseLong(f[0]), Integer.parseInt(f[1]),
+            Double.parseDouble(f[2]), Double.parseDouble(f[6])));
       }
     }
     return rows;

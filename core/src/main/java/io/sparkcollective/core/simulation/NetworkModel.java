@@ -35,10 +35,12 @@ public final class NetworkModel {
   private final int headerBytes;
   private final int slowHost;
   private final double slowFactor;
+  private final double burstBytes;
+  private final double burstPeakFactor;
 
   private NetworkModel(int ranksPerHost, double linkBytesPerSecond, double latencySeconds,
       double localLatencySeconds, double overheadSeconds, double reduceBytesPerSecond, double copyBytesPerSecond,
-      int headerBytes, int slowHost, double slowFactor) {
+      int headerBytes, int slowHost, double slowFactor, double burstBytes, double burstPeakFactor) {
     if (ranksPerHost < 1) {
       throw new IllegalArgumentException("ranks per host must be at least 1, was " + ranksPerHost);
     }
@@ -52,6 +54,8 @@ public final class NetworkModel {
       throw new IllegalArgumentException("header bytes must not be negative, was " + headerBytes);
     }
     positive("slow factor", slowFactor);
+    notNegative("burst", burstBytes);
+    positive("burst peak factor", burstPeakFactor);
     this.ranksPerHost = ranksPerHost;
     this.linkBytesPerSecond = linkBytesPerSecond;
     this.latencySeconds = latencySeconds;
@@ -62,6 +66,8 @@ public final class NetworkModel {
     this.headerBytes = headerBytes;
     this.slowHost = slowHost;
     this.slowFactor = slowFactor;
+    this.burstBytes = burstBytes;
+    this.burstPeakFactor = burstPeakFactor;
   }
 
   private static void positive(String what, double v) {
@@ -84,31 +90,49 @@ public final class NetworkModel {
   public static NetworkModel of(double gbitPerSecond, double latencyMicros) {
     return new NetworkModel(1, gbitPerSecond * 1e9 / 8, latencyMicros * 1e-6, Tuning.MODEL_LOCAL_LATENCY_SECONDS,
         Tuning.MODEL_MESSAGE_OVERHEAD_SECONDS, Tuning.MODEL_REDUCE_BYTES_PER_SECOND, Tuning.MODEL_COPY_BYTES_PER_SECOND,
-        Tuning.MODEL_HEADER_BYTES, -1, 1);
+        Tuning.MODEL_HEADER_BYTES, -1, 1, 0, 1);
   }
 
   /** The same with {@code k} ranks on every host (ranks {@code h*k .. h*k+k-1} on host h). */
   public NetworkModel ranksPerHost(int k) {
     return new NetworkModel(k, linkBytesPerSecond, latencySeconds, localLatencySeconds, overheadSeconds,
-        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, slowHost, slowFactor);
+        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, slowHost, slowFactor, burstBytes, burstPeakFactor);
   }
 
   /** The same with host {@code host}'s link at {@code factor} of the rate (e.g. 0.1), both ways. */
   public NetworkModel slowHost(int host, double factor) {
     return new NetworkModel(ranksPerHost, linkBytesPerSecond, latencySeconds, localLatencySeconds, overheadSeconds,
-        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, host, factor);
+        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, host, factor, burstBytes, burstPeakFactor);
   }
 
   /** The same with other CPU costs: seconds per message on each side, and bytes per second reduced and copied. */
   public NetworkModel cpu(double overheadSeconds, double reduceBytesPerSecond, double copyBytesPerSecond) {
     return new NetworkModel(ranksPerHost, linkBytesPerSecond, latencySeconds, localLatencySeconds, overheadSeconds,
-        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, slowHost, slowFactor);
+        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, slowHost, slowFactor, burstBytes, burstPeakFactor);
   }
 
   /** The same with another latency between ranks of one host and another header size per message. */
   public NetworkModel local(double localLatencySeconds, int headerBytes) {
     return new NetworkModel(ranksPerHost, linkBytesPerSecond, latencySeconds, localLatencySeconds, overheadSeconds,
-        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, slowHost, slowFactor);
+        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, slowHost, slowFactor, burstBytes, burstPeakFactor);
+  }
+
+  /**
+   * The same with every link direction shaped by a token bucket, as Linux's tbf qdisc shapes the test bed's
+   * links: up to {@code bytes} (refilled at the link's rate) pass at {@code peakFactor} times the rate after
+   * the link was idle, the rest at the rate. Without it (the default) a link always moves at its rate.
+   */
+  public NetworkModel burst(double bytes, double peakFactor) {
+    return new NetworkModel(ranksPerHost, linkBytesPerSecond, latencySeconds, localLatencySeconds, overheadSeconds,
+        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, slowHost, slowFactor, bytes, peakFactor);
+  }
+
+  public double burstBytes() {
+    return burstBytes;
+  }
+
+  public double burstPeakFactor() {
+    return burstPeakFactor;
   }
 
   public int ranksPerHost() {

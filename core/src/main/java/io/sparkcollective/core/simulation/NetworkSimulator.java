@@ -53,6 +53,9 @@ public final class NetworkSimulator {
   // Hosts.
   private final double[] egressFree;
   private final double[] ingressFree;
+  /** Token-bucket fill of each link direction at its free time (only with a burst, see NetworkModel#burst). */
+  private final double[] egressTokens;
+  private final double[] ingressTokens;
 
   // Messages in flight: a pool of parallel arrays, with per-pair queues linked through next.
   private int[] mSrc = new int[1024];
@@ -62,6 +65,8 @@ public final class NetworkSimulator {
   private int[] mLen = new int[1024];
   private boolean[] mShared = new boolean[1024];
   private int[] mNext = new int[1024];
+  /** When a message's last byte left its sender's link. */
+  private double[] mLeft = new double[1024];
   private float[][] mValues;
   private int pooled;
   private int free = NONE;
@@ -92,6 +97,10 @@ public final class NetworkSimulator {
     int hosts = model.hostOf(ranks - 1) + 1;
     this.egressFree = new double[hosts];
     this.ingressFree = new double[hosts];
+    this.egressTokens = new double[hosts];
+    this.ingressTokens = new double[hosts];
+    Arrays.fill(egressTokens, model.burstBytes());
+    Arrays.fill(ingressTokens, model.burstBytes());
     this.head = new int[Math.multiplyExact(ranks, ranks)];
     this.tail = new int[ranks * ranks];
     Arrays.fill(head, NONE);
@@ -110,7 +119,21 @@ public final class NetworkSimulator {
    */
   public static SimulationResult run(AllReduceAlgorithm algorithm, int ranks, int length, int elementBytes,
       int segmentElements, NetworkModel model) {
-    RankSchedule[] s = record(algorithm, ranks, length, segmentElements, model);
+    return run(algorithm, ranks, length, elementBytes, segmentElements, model, 1);
+  }
+
+  /**
+   * The same for {@code operations} all-reduces called back to back (see {@link RankSchedule#record(
+   * AllReduceAlgorithm, int, int, int, int, boolean, int)}): what a loop of calls, or a benchmark that divides
+   * the time of a batch by its size, measures.
+   */
+  public static SimulationResult run(AllReduceAlgorithm algorithm, int ranks, int length, int elementBytes,
+      int segmentElements, NetworkModel model, int operations) {
+    RankSchedule[] s = new RankSchedule[ranks];
+    boolean share = model.ranksPerHost() > 1;
+    for (int r = 0; r < ranks; r++) {
+      s[r] = RankSchedule.record(algorithm, r, ranks, length, segmentElements, share, operations);
+    }
     return new NetworkSimulator(s, model, elementBytes, null, null).simulate();
   }
 
@@ -286,7 +309,8 @@ public final class NetworkSimulator {
     networkBytes[r] += b;
     int h = model.hostOf(r);
     double start = Math.max(clock[r], egressFree[h]);
-    egressFree[h] = start + (b + model.headerBytes()) / model.linkBytesPerSecond(h);
+    egressFree[h] = start + transmit(egressTokens, h, start, egressFree[h], b + model.headerBytes());
+    mLeft[m] = egressFree[h];
     queue.add(start, BOOK_INGRESS, m);
   }
 
@@ -306,10 +330,26 @@ public final class NetworkSimulator {
     double wire = (double) mLen[m] * elementBytes + model.headerBytes();
     int dh = model.hostOf(dst);
     double in = Math.max(t, ingressFree[dh]);
-    double end = Math.max(in + wire / model.linkBytesPerSecond(dh),
-        t + wire / model.linkBytesPerSecond(model.hostOf(src)));
+    double end = Math.max(in + transmit(ingressTokens, dh, in, ingressFree[dh], wire), mLeft[m]);
     ingressFree[dh] = end;
     queue.add(end + model.latencySeconds(), ARRIVE, m);
+  }
+
+  /**
+   * How long {@code bytes} take through host {@code h}'s link direction starting at {@code start} (the direction
+   * was free since {@code free}): at the link's rate, or at its peak rate while its token bucket holds them.
+   */
+  private double transmit(double[] tokens, int h, double start, double free, double bytes) {
+    double rate = model.linkBytesPerSecond(h);
+    double burst = model.burstBytes();
+    if (burst <= 0) {
+      return bytes / rate;
+    }
+    double have = Math.min(burst, tokens[h] + Math.max(0, start - free) * rate);
+    double fast = Math.min(have, bytes);
+    double seconds = fast / (rate * model.burstPeakFactor()) + (bytes - fast) / rate;
+    tokens[h] = Math.min(burst, have - fast + fast / model.burstPeakFactor());
+    return seconds;
   }
 
   private void arrive(int m, double t) {
@@ -427,6 +467,7 @@ public final class NetworkSimulator {
     mLen = Arrays.copyOf(mLen, n);
     mShared = Arrays.copyOf(mShared, n);
     mNext = Arrays.copyOf(mNext, n);
+    mLeft = Arrays.copyOf(mLeft, n);
     if (mValues != null) {
       mValues = Arrays.copyOf(mValues, n);
     }

@@ -49,12 +49,25 @@ public final class RankSchedule implements Links {
    */
   public static RankSchedule record(AllReduceAlgorithm algorithm, int rank, int size, int length,
       int segmentElements, boolean canShare) {
+    return record(algorithm, rank, size, length, segmentElements, canShare, 1);
+  }
+
+  /**
+   * The same for {@code operations} all-reduces back to back, as a training loop or a benchmark calls them: a
+   * rank starts the next as soon as it is done with the last (messages between two ranks stay in order, so the
+   * operations' frames cannot be confused, as on a real connection).
+   */
+  public static RankSchedule record(AllReduceAlgorithm algorithm, int rank, int size, int length,
+      int segmentElements, boolean canShare, int operations) {
     if (size < 1 || rank < 0 || rank >= size || length < 0 || segmentElements < 1) {
       throw new IllegalArgumentException("rank " + rank + " of " + size + ", " + length + " elements in segments of "
           + segmentElements);
     }
+    if (operations < 1) {
+      throw new IllegalArgumentException("operations must be at least 1, was " + operations);
+    }
     RankSchedule s = new RankSchedule(rank, size, length, segmentElements, canShare);
-    if (size > 1) {
+    for (int op = 0; op < operations && size > 1; op++) {
       algorithm.allReduce(s);
     }
     s.ops = Arrays.copyOf(s.ops, s.count * FIELDS);

@@ -192,6 +192,20 @@ class NetworkSimulatorTest {
   }
 
   @Test
+  void shouldLetABurstThroughAtThePeakRateAfterTheLinkWasIdle() {
+    // 4064 bytes on the wire, a bucket of 6000 at 10x the rate: the first message passes fast, the second has
+    // only what is left (1936 bytes fast, 2128 at the rate) as the tokens refill at the rate.
+    NetworkModel m = linksOnly().burst(6000, 10);
+    SimulationResult one = NetworkSimulator.run(DirectAllReduce.INSTANCE, 2, 1000, Float.BYTES, SEGMENT, m);
+    assertEquals(4064 / (10 * GBIT) + ALPHA, one.seconds(), 1e-12);
+    SimulationResult two = NetworkSimulator.run(DirectAllReduce.INSTANCE, 2, 2000, Float.BYTES, 1000, m);
+    double first = 4064 / (10 * GBIT);
+    double left = 6000 - 4064 + 4064 / 10.0;
+    double second = left / (10 * GBIT) + (4064 - left) / GBIT;
+    assertEquals(first + second + ALPHA, two.seconds(), 1e-12);
+  }
+
+  @Test
   void shouldChargeTheReceiverForReducing() {
     double overhead = 2e-6;
     double reduce = 1e9;

@@ -1,0 +1,130 @@
+package io.sparkcollective.benchmarks;
+
+import io.sparkcollective.core.algorithm.AlgorithmChoice;
+import io.sparkcollective.core.algorithm.AlgorithmSelector;
+import io.sparkcollective.core.algorithm.Placement;
+import io.sparkcollective.core.api.Algorithm;
+import io.sparkcollective.core.config.CollectiveConfig;
+import io.sparkcollective.core.simulation.NetworkModel;
+import io.sparkcollective.core.simulation.NetworkSimulator;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The simulator's predictions against measured all-reduce times (README "Scale on a simulated network"): for
+ * every group size of a measurement folder, every algorithm measured forced ({@code ours-RING.txt},
+ * {@code ours-HALVING_DOUBLING.txt}, {@code ours-DIRECT.txt}, the tables TcpSweepWorker prints) and AUTO
+ * ({@code ours-f32.txt}), the simulated time of the same all-reduce and its ratio to the measured median.
+ *
+ * <p>The network is taken from measurements, not from the nominal rate: the link rate from iperf3 between two
+ * of the hosts ({@code iperf.json}: goodput, so TCP/IP's headers are in it), the latency from the smallest
+ * group's 4-byte DIRECT all-reduce (one message time: what is left of it once the model's CPU costs are taken
+ * off). For {@code benchmarks/bed/bench.sh}'s output:
+ *
+ * <pre>
+ * java -cp benchmarks/target/benchmarks.jar io.sparkcollective.benchmarks.SimulationValidation \
+ *   benchmarks/target/bed-bench 1gbit 2 3 4
+ * </pre>
+ *
+ * (folder, rate, then the group sizes: one subfolder {@code <rate>-<N>} each). Writes {@code validation.md}
+ * into the folder and prints it.
+ */
+public final class SimulationValidation {
+  private static final String[] ALGORITHMS = {"RING", "HALVING_DOUBLING", "DIRECT", "f32"};
+  /** The bound the issue of record sets for the model against reality. */
+  private static final double BOUND = 0.25;
+
+  private SimulationValidation() {}
+
+  public static void main(String[] args) throws IOException {
+    Path dir = Paths.get(args[0]);
+    String rate = args[1];
+    int[] sizes = new int[args.length - 2];
+    for (int i = 2; i < args.length; i++) {
+      sizes[i - 2] = Integer.parseInt(args[i]);
+    }
+    int segmentBytes = CollectiveConfig.defaults().segmentBytes();
+    int segment = segmentBytes / Float.BYTES;
+    Path first = dir.resolve(rate + "-" + sizes[0]);
+    double goodput = SweepReport.iperfGbytesPerSecond(first.resolve("iperf.json"));
+    double gbit = Double.isNaN(goodput) ? BedReport.rateBytes(rate) * 8 / 1e9 : goodput * 8;
+    // Latency: the smallest group's 4-byte DIRECT time, less what the model says it costs without latency.
+    Map<Long, SweepReport.Row> direct = SweepReport.parseTable(first.resolve("ours-DIRECT.txt"));
+    SweepReport.Row tiny = direct.get(4L);
+    if (tiny == null) {
+      throw new IllegalArgumentException("no 4-byte DIRECT row in " + first.resolve("ours-DIRECT.txt"));
+    }
+    double zero = NetworkSimulator.run(AlgorithmSelector.implementation(Algorithm.DIRECT), sizes[0], 1, Float.BYTES,
+        segment, NetworkModel.of(gbit, 0).burst(Math.max(BedReport.rateBytes(rate) / 1000, 131072),
+            Double.parseDouble(System.getProperty("peak", "10"))), tiny.batch).seconds() / tiny.batch;
+    double latencyUs = Math.max(0, tiny.medianUs - zero * 1e6);
+    // The bed's links are tbf token buckets (netbed.sh): a burst of 1 ms of traffic, at least 128 KiB, passes
+    // at the veth's own speed after an idle moment; taken as 10x the rate (PEAK, a system property).
+    double burst = Math.max(BedReport.rateBytes(rate) / 1000, 131072);
+    double peak = Double.parseDouble(System.getProperty("peak", "10"));
+    NetworkModel model = NetworkModel.of(gbit, latencyUs).burst(burst, peak);
+
+    StringBuilder md = new StringBuilder("# Simulated against measured all-reduce times\n\n");
+    md.append(String.format(Locale.ROOT, "%s: link %.3f Gbit/s (iperf3 goodput) shaped like the bed's (a burst of "
+        + "%.0f bytes at %.0fx the rate after idle moments), latency %.1f us (from the "
+        + "%d-rank 4-byte DIRECT all-reduce, %.1f us measured); CPU costs as in NetworkModel.of. Times in us: "
+        + "medians of batches of all-reduces back to back over the batch size, measured and simulated alike; "
+        + "ratio = simulated / measured, within +-%.0f%% unmarked.%n", dir, gbit, burst, peak, latencyUs,
+        sizes[0], tiny.medianUs, BOUND * 100));
+    int within = 0;
+    int total = 0;
+    double worst = 1;
+    CollectiveConfig config = CollectiveConfig.defaults();
+    AlgorithmSelector auto = new AlgorithmSelector(config.directMaxBytes(), config.directMaxRanks(),
+        config.ringMinBytes(), Algorithm.AUTO);
+    for (int n : sizes) {
+      Path d = dir.resolve(rate + "-" + n);
+      md.append(String.format(Locale.ROOT, "%n## %d ranks, one per host%n%n| bytes |", n));
+      for (String a : ALGORITHMS) {
+        md.append(' ').append(label(a)).append(" measured | simulated | ratio |");
+      }
+      md.append("\n|---:|");
+      for (int i = 0; i < ALGORITHMS.length * 3; i++) {
+        md.append("---:|");
+      }
+      md.append('\n');
+      Map<Long, SweepReport.Row> ring = SweepReport.parseTable(d.resolve("ours-RING.txt"));
+      for (long bytes : ring.keySet()) {
+        md.append("| ").append(bytes).append(" |");
+        for (String a : ALGORITHMS) {
+          SweepReport.Row m = SweepReport.parseTable(d.resolve("ours-" + a + ".txt")).get(bytes);
+          if (m == null) {
+            md.append(" - | - | - |");
+            continue;
+          }
+          AlgorithmChoice c = a.equals("f32") ? auto.select(Algorithm.AUTO, bytes, Placement.flat(n))
+              : AlgorithmChoice.of(Algorithm.valueOf(a), null);
+          // As measured: a batch of all-reduces back to back, timed together, over the batch's size.
+          double sim = NetworkSimulator.run(AlgorithmSelector.implementation(c, Placement.flat(n)), n,
+              (int) Math.max(1, bytes / Float.BYTES), Float.BYTES, segment, model, m.batch).seconds() * 1e6
+              / m.batch;
+          double ratio = sim / m.medianUs;
+          boolean ok = Math.abs(ratio - 1) <= BOUND;
+          within += ok ? 1 : 0;
+          total++;
+          worst = Math.max(worst, Math.max(ratio, 1 / ratio));
+          md.append(String.format(Locale.ROOT, " %.1f | %.1f | %s |", m.medianUs, sim,
+              String.format(Locale.ROOT, ok ? "%.2f" : "**%.2f**", ratio)));
+        }
+        md.append('\n');
+      }
+    }
+    md.insert(md.indexOf("\n\n") + 2, String.format(Locale.ROOT, "%d of %d predictions within +-%.0f%% of the "
+        + "measured median; the farthest off by %.2fx.%n%n", within, total, BOUND * 100, worst));
+    Files.writeString(dir.resolve("validation.md"), md.toString());
+    System.out.print(md);
+  }
+
+  private static String label(String a) {
+    return a.equals("f32") ? "AUTO" : a.equals("HALVING_DOUBLING") ? "HD" : a;
+  }
+}
