@@ -51,7 +51,14 @@ public final class SimulationValidation {
     int segment = segmentBytes / Float.BYTES;
     Path first = dir.resolve(rate + "-" + sizes[0]);
     double goodput = SweepReport.iperfGbytesPerSecond(first.resolve("iperf.json"));
+    // A rate in tc's units is the bed's (its links shaped by tbf); any other name (loopback) has no nominal rate.
+    boolean bed = rate.matches("[0-9.]+[kmg]?bit");
+    if (Double.isNaN(goodput) && !bed) {
+      throw new IllegalArgumentException("no iperf3 measurement in " + first.resolve("iperf.json"));
+    }
     double gbit = Double.isNaN(goodput) ? BedReport.rateBytes(rate) * 8 / 1e9 : goodput * 8;
+    double burst = bed ? Math.max(BedReport.rateBytes(rate) / 1000, 131072) : 0;
+    double peak = Double.parseDouble(System.getProperty("peak", "10"));
     // Latency: the smallest group's 4-byte DIRECT time, less what the model says it costs without latency.
     Map<Long, SweepReport.Row> direct = SweepReport.parseTable(first.resolve("ours-DIRECT.txt"));
     SweepReport.Row tiny = direct.get(4L);
@@ -59,13 +66,10 @@ public final class SimulationValidation {
       throw new IllegalArgumentException("no 4-byte DIRECT row in " + first.resolve("ours-DIRECT.txt"));
     }
     double zero = NetworkSimulator.run(AlgorithmSelector.implementation(Algorithm.DIRECT), sizes[0], 1, Float.BYTES,
-        segment, NetworkModel.of(gbit, 0).burst(Math.max(BedReport.rateBytes(rate) / 1000, 131072),
-            Double.parseDouble(System.getProperty("peak", "10"))), tiny.batch).seconds() / tiny.batch;
+        segment, NetworkModel.of(gbit, 0).burst(burst, peak), tiny.batch).seconds() / tiny.batch;
     double latencyUs = Math.max(0, tiny.medianUs - zero * 1e6);
     // The bed's links are tbf token buckets (netbed.sh): a burst of 1 ms of traffic, at least 128 KiB, passes
-    // at the veth's own speed after an idle moment; taken as 10x the rate (PEAK, a system property).
-    double burst = Math.max(BedReport.rateBytes(rate) / 1000, 131072);
-    double peak = Double.parseDouble(System.getProperty("peak", "10"));
+    // at the veth's own speed after an idle moment; taken as 10x the rate (-Dpeak).
     NetworkModel model = NetworkModel.of(gbit, latencyUs).burst(burst, peak);
 
     StringBuilder md = new StringBuilder("# Simulated against measured all-reduce times\n\n");
