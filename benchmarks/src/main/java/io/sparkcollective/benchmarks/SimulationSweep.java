@@ -146,6 +146,8 @@ public final class SimulationSweep {
         return "DIRECT";
       case RING:
         return "RING";
+      case RING_2D:
+        return "RING_2D";
       default:
         return a.toString();
     }

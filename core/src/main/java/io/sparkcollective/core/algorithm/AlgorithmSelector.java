@@ -18,13 +18,13 @@ import io.sparkcollective.core.config.Tuning;
  *
  * <p>Told the link (the seven-argument constructor: {@code algorithm.linkMbps} and the latency of a message
  * between hosts, {@code algorithm.stepMicros}), AUTO takes the candidate that {@link AllReduceCostModel}
- * predicts fastest for the group's size and placement: RING, HALVING_DOUBLING and DIRECT, and HIERARCHICAL over
- * each when processes hold several ranks. The fixed table cannot follow the group size: at 256 ranks on
- * 10 Gbit/s links HALVING_DOUBLING beats RING up to 64 MiB (the ring's 2(N-1) latencies), at 16 ranks DIRECT
- * beats it for small messages, at 100 ranks RING loses to it up to 1 MiB (see README "Scale on a simulated
- * network", where the simulator judges both). RING is preferred within {@link Tuning#MODEL_RING_PREFERENCE}
- * of the fastest. Choices are kept per size class (a quarter of an octave) and placement, so a call costs a
- * table look-up.
+ * predicts fastest for the group's size and placement: RING, HALVING_DOUBLING, DIRECT, RING_2D where the group
+ * size has factors, and HIERARCHICAL over each of the first three when processes hold several ranks. The
+ * fixed table cannot follow the group size: at 256 ranks on 10 Gbit/s links HALVING_DOUBLING beats RING up
+ * to 64 MiB (the ring's 2(N-1) latencies), at 16 ranks DIRECT beats it for small messages, at 100 ranks RING
+ * loses to it up to 1 MiB (see README "Scale on a simulated network", where the simulator judges both). RING
+ * is preferred to HALVING_DOUBLING predicted faster by less than {@link Tuning#MODEL_RING_PREFERENCE}.
+ * Choices are kept per size class (a quarter of an octave) and placement, so a call costs a table look-up.
  */
 public final class AlgorithmSelector {
   private final long directMaxBytes;
@@ -38,6 +38,9 @@ public final class AlgorithmSelector {
 
   private static final AlgorithmChoice[] FLAT = {AlgorithmChoice.of(Algorithm.RING, null),
       AlgorithmChoice.of(Algorithm.HALVING_DOUBLING, null), AlgorithmChoice.of(Algorithm.DIRECT, null)};
+  /** The two-dimensional ring, a candidate where the group size has factors. */
+  private static final AlgorithmChoice[] TWO_D = {AlgorithmChoice.of(Algorithm.RING_2D, null)};
+  private static final AlgorithmChoice[] NONE = {};
   private static final AlgorithmChoice[] TWO_LEVEL = {AlgorithmChoice.of(Algorithm.HIERARCHICAL, Algorithm.RING),
       AlgorithmChoice.of(Algorithm.HIERARCHICAL, Algorithm.HALVING_DOUBLING),
       AlgorithmChoice.of(Algorithm.HIERARCHICAL, Algorithm.DIRECT)};
@@ -118,7 +121,10 @@ public final class AlgorithmSelector {
     int cls = sizeClass(bytes);
     AlgorithmChoice choice = c.bySize[cls];
     if (choice == null) {
-      choice = placement.isTwoLevel() ? best(bytes, placement, FLAT, TWO_LEVEL) : best(bytes, placement, FLAT);
+      // RING_2D's rows and columns are modelled for one rank per host; with several, HIERARCHICAL runs instead.
+      AlgorithmChoice[] twoD = TwoDimensionalRingAllReduce.rowSize(placement.ranks()) > 0
+          && placement.nodeCount() == placement.ranks() ? TWO_D : NONE;
+      choice = best(bytes, placement, FLAT, twoD, placement.isTwoLevel() ? TWO_LEVEL : NONE);
       c.bySize[cls] = choice; // racy but benign: the same value from any thread, immutable
     }
     return choice;
@@ -155,7 +161,8 @@ public final class AlgorithmSelector {
         }
       }
     }
-    return ringSeconds <= bestSeconds * Tuning.MODEL_RING_PREFERENCE ? ring : best;
+    boolean halvingDoubling = (best.inner() != null ? best.inner() : best.algorithm()) == Algorithm.HALVING_DOUBLING;
+    return halvingDoubling && ringSeconds <= bestSeconds * Tuning.MODEL_RING_PREFERENCE ? ring : best;
   }
 
   private Algorithm table(long bytes, int ranks) {
@@ -177,6 +184,8 @@ public final class AlgorithmSelector {
         return DirectAllReduce.INSTANCE;
       case HALVING_DOUBLING:
         return HalvingDoublingAllReduce.INSTANCE;
+      case RING_2D:
+        return TwoDimensionalRingAllReduce.INSTANCE;
       default:
         throw new IllegalArgumentException("no implementation for " + algorithm);
     }

@@ -75,6 +75,8 @@ public final class AllReduceCostModel {
         return halvingDoubling(n, bytes, twoLevel ? k : 1, 1);
       case DIRECT:
         return direct(n, bytes, twoLevel ? k : 1, 1);
+      case RING_2D:
+        return ring2d(n, bytes, twoLevel ? k : 1);
       default:
         throw new IllegalArgumentException("no cost for " + choice);
     }
@@ -125,6 +127,49 @@ public final class AllReduceCostModel {
     double latency = hops * cpu + remoteHops * (w + alpha) + (hops - remoteHops) * localAlpha;
     double perSegment = Math.max(cpu, w);
     return Math.max(latency + (m - 1) * perSegment, hops * m * perSegment + (w + alpha) + cpu - perSegment);
+  }
+
+  /**
+   * The two-dimensional ring on {@code n} ranks, {@code k} consecutive ones per host: per piece of one ring
+   * pass, the row's reduce-scatter and all-gather (a-1 steps each over chunks of 1/a of the piece) and the
+   * column's ring (2(b-1) steps over chunks of 1/n). Rows of consecutive ranks stay in a host when a host holds
+   * whole rows; columns then cross hosts, the host's k columns sharing its link.
+   */
+  double ring2d(int n, long bytes, int k) {
+    int a = TwoDimensionalRingAllReduce.rowSize(n);
+    if (a == 0) {
+      return ring(n, bytes, k);
+    }
+    int b = n / a;
+    long elements = Math.max(1, bytes / 4);
+    long pass = (long) RingAllReduce.CHUNK_SEGMENTS * (segmentBytes / 4) * n;
+    long passes = Math.max(1, (elements + pass - 1) / pass);
+    long last = elements - (passes - 1) * pass;
+    boolean rowsInHosts = k > 1 && k % a == 0;
+    double rowRemote = k == 1 ? 1 : rowsInHosts ? 0 : 1.0 / k;
+    int columnFlows = rowsInHosts ? k / a * a : 1;
+    double full = passes > 1 ? ring2dPiece(a, b, pass * 4.0, rowRemote, columnFlows) : 0;
+    return (passes - 1) * full + ring2dPiece(a, b, last * 4.0, rowRemote, columnFlows);
+  }
+
+  private double ring2dPiece(int a, int b, double bytes, double rowRemote, int columnFlows) {
+    return chain(2.0 * (a - 1), bytes / a, rowRemote, 1) + chain(2.0 * (b - 1), bytes / (a * b), 1, columnFlows);
+  }
+
+  /**
+   * {@code hops} ring steps over chunks of {@code chunk} bytes, a share {@code remote} of them across hosts whose
+   * links {@code flows} such chains share: the first segment's way through every hop, or the segments back to
+   * back, whichever is longer.
+   */
+  private double chain(double hops, double chunk, double remote, int flows) {
+    int m = segments(chunk);
+    double s = chunk / m;
+    double cpu = snd(s) + (red(s) + cpy(s)) / 2;
+    double w = wire(s, flows);
+    double remoteHops = hops * remote;
+    double latency = hops * cpu + remoteHops * (wire(s, 1) + alpha) + (hops - remoteHops) * localAlpha;
+    double perSegment = remote > 0 ? Math.max(cpu, w) : cpu;
+    return Math.max(latency + (m - 1) * perSegment, hops * m * perSegment + latency / Math.max(1, hops) - perSegment);
   }
 
   /**

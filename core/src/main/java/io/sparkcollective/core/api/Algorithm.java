@@ -20,7 +20,14 @@ public enum Algorithm {
    * size, over the number of processes), and each leader hands the result to its local ranks. AUTO picks it
    * whenever the group spans several processes and one of them holds two ranks or more.
    */
-  HIERARCHICAL;
+  HIERARCHICAL,
+  /**
+   * A ring in two dimensions, for large groups: the N = a x b ranks form rows of a consecutive ranks; a ring
+   * reduce-scatter along each row, a ring all-reduce of each row's chunk down the columns, a ring all-gather
+   * along the rows. 2(a-1) + 2(b-1) latencies instead of the ring's 2(N-1), the same 2(N-1)/N of the vector per
+   * rank. A group whose size has no such factors (a prime) runs the plain ring.
+   */
+  RING_2D;
 
   /** The code frames carry for {@code algorithm} (with {@code inner} for HIERARCHICAL). */
   public static int wireCode(Algorithm algorithm, Algorithm inner) {

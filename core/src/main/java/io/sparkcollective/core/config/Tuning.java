@@ -59,7 +59,7 @@ public final class Tuning {
   public static final int MODEL_HEADER_BYTES = 64;
 
   /**
-   * How much slower than the fastest predicted algorithm RING may be and still be taken: within that, the
+   * How much slower than a faster predicted HALVING_DOUBLING RING may be and still be taken: within that, the
    * ring's steady stream beats a halving-doubling step's drain of the link's queues (the model has no queues:
    * on 4 hosts at 1 Gbit/s with 20 ms of queue, 4 MiB took 66.6 ms with HALVING_DOUBLING and 55.5 with RING).
    */

@@ -3,6 +3,7 @@ package io.sparkcollective.core.simulation;
 import io.sparkcollective.core.algorithm.AlgorithmChoice;
 import io.sparkcollective.core.algorithm.AlgorithmSelector;
 import io.sparkcollective.core.algorithm.Placement;
+import io.sparkcollective.core.algorithm.TwoDimensionalRingAllReduce;
 import io.sparkcollective.core.api.Algorithm;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -13,7 +14,8 @@ import java.util.Map;
 /**
  * Every algorithm the library can run for one all-reduce (group size, message size, placement, network),
  * simulated once, against what any number of selectors pick: the yardstick for AUTO. On one rank per host the
- * candidates are RING, HALVING_DOUBLING and DIRECT; with several ranks per host also HIERARCHICAL over each.
+ * candidates are RING, HALVING_DOUBLING, DIRECT and (where the group size has factors) RING_2D; with several
+ * ranks per host also HIERARCHICAL over each of the first three.
  *
  * <p>DIRECT puts (N-1) copies of the vector on every link, which at large groups and sizes is both hopeless
  * and expensive to simulate: it is left out (reported as not run) where the time its host links need alone is
@@ -57,6 +59,9 @@ public final class AlgorithmComparison {
     Algorithm[] flat = {Algorithm.RING, Algorithm.HALVING_DOUBLING, Algorithm.DIRECT};
     for (Algorithm a : flat) {
       candidates.add(AlgorithmChoice.of(a, null));
+    }
+    if (TwoDimensionalRingAllReduce.rowSize(ranks) > 0) {
+      candidates.add(AlgorithmChoice.of(Algorithm.RING_2D, null));
     }
     if (placement.isTwoLevel()) {
       for (Algorithm a : flat) {

@@ -248,6 +248,27 @@ class AlgorithmScheduleTest {
     }
   }
 
+  /** Rows of a ranks, columns of b: every rank still sends 2(N-1)/N of the vector, in 2(a-1) + 2(b-1) steps. */
+  @ParameterizedTest(name = "{0} ranks, {1} elements, segments of {2}")
+  @CsvSource({"4, 4096, 64", "6, 6000, 64", "9, 9000, 128", "12, 12000, 32", "16, 16384, 256", "8, 80000, 16",
+      "7, 700, 64"})
+  void shouldSendTwoNMinusOneOverNOfTheVectorInFewerStepsInTwoDimensions(int n, int len, int seg) throws Exception {
+    TwoDimensionalRingAllReduce a = TwoDimensionalRingAllReduce.INSTANCE;
+    RecordingLinks[] links = run(a, n, len, seg);
+    int rows = TwoDimensionalRingAllReduce.rowSize(n);
+    long pieces = Math.max(1, (len + a.passElements(n, seg) - 1) / a.passElements(n, seg));
+    long steps = rows == 0 ? RingAllReduce.INSTANCE.steps(n, len, seg)
+        : pieces * (2L * (rows - 1) + 2L * (n / rows - 1));
+    assertEquals(steps, a.steps(n, len, seg));
+    for (RecordingLinks l : links) {
+      assertEquals(2L * (n - 1) * len / n, l.elementsSent, "rank " + l.rank + " sent");
+      assertEquals(steps, l.maxStep + 1, "rank " + l.rank + " uses every step it states, no more");
+    }
+    if (rows > 0 && pieces == 1) {
+      assertTrue(steps < 2L * (n - 1), "fewer steps than the ring's");
+    }
+  }
+
   @Test
   void shouldSendTheWholeVectorToEveryPeerInOneStepDirectly() throws Exception {
     int n = 5;

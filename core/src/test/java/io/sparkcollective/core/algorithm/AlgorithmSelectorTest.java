@@ -1,10 +1,13 @@
 package io.sparkcollective.core.algorithm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkcollective.core.api.Algorithm;
 import io.sparkcollective.core.config.CollectiveConfig;
+import java.util.EnumSet;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -61,9 +64,15 @@ class AlgorithmSelectorTest {
     AlgorithmSelector tenGigabit = onLinks(10_000, 10);
     // Small messages on 16 ranks: one step of 15 messages beats 8 steps.
     assertEquals(Algorithm.DIRECT, auto(tenGigabit, 4, Placement.flat(16)));
-    // 256 ranks, 16 MiB: the ring's 510 latencies cost more than halving-doubling's 16.
-    assertEquals(Algorithm.HALVING_DOUBLING, auto(tenGigabit, 16 << 20, Placement.flat(256)));
-    assertEquals(Algorithm.RING, auto(tenGigabit, 1 << 30, Placement.flat(256)), "1 GiB: the ring's stream wins");
+    // 256 ranks, 16 MiB: the ring's 510 latencies cost more than halving-doubling's 16 or the two-dimensional
+    // ring's 60 (the two within 0.1% of each other in the simulation).
+    assertNotEquals(Algorithm.RING, auto(tenGigabit, 16 << 20, Placement.flat(256)));
+    // 1 GiB: the latencies no longer count, the rings' streams win.
+    assertTrue(EnumSet.of(Algorithm.RING, Algorithm.RING_2D).contains(auto(tenGigabit, 1 << 30, Placement.flat(256))));
+    // 1000 ranks, 16 MiB: the two-dimensional ring (40 x 25: 126 latencies, 28.1 ms simulated) against the ring's
+    // 1998 (56.1 ms) and halving-doubling's fold (74.3 ms).
+    assertEquals(Algorithm.RING_2D, auto(tenGigabit, 16 << 20, Placement.flat(1000)));
+    assertEquals(Algorithm.RING, auto(tenGigabit, 16 << 20, Placement.flat(997)), "a prime: no rows");
     // 100 ranks, 64 KiB: the fold costs less than 198 ring latencies.
     assertEquals(Algorithm.HALVING_DOUBLING, auto(tenGigabit, 65536, Placement.flat(100)));
     // Several ranks per host: HIERARCHICAL, whose inner algorithm follows the size.

@@ -42,7 +42,8 @@ class AllReduceMatrixTest {
 
   static Stream<Arguments> groups() {
     List<Arguments> cases = new ArrayList<>();
-    for (Algorithm a : new Algorithm[] {Algorithm.RING, Algorithm.DIRECT, Algorithm.HALVING_DOUBLING}) {
+    for (Algorithm a : new Algorithm[] {Algorithm.RING, Algorithm.DIRECT, Algorithm.HALVING_DOUBLING,
+        Algorithm.RING_2D}) {
       for (int n = 1; n <= 17; n++) {
         cases.add(Arguments.of(a, n));
       }
@@ -149,7 +150,8 @@ class AllReduceMatrixTest {
 
   static Stream<Arguments> largeCases() {
     List<Arguments> cases = new ArrayList<>();
-    for (Algorithm a : new Algorithm[] {Algorithm.RING, Algorithm.HALVING_DOUBLING, Algorithm.DIRECT}) {
+    for (Algorithm a : new Algorithm[] {Algorithm.RING, Algorithm.HALVING_DOUBLING, Algorithm.DIRECT,
+        Algorithm.RING_2D}) {
       for (int n : new int[] {2, 3, 4, 7}) {
         cases.add(Arguments.of(a, n));
       }
@@ -185,7 +187,8 @@ class AllReduceMatrixTest {
 
   @Test
   void shouldGiveBitwiseEqualAndRepeatableResultsForRandomFloats() {
-    for (Algorithm algorithm : new Algorithm[] {Algorithm.RING, Algorithm.DIRECT, Algorithm.HALVING_DOUBLING}) {
+    for (Algorithm algorithm : new Algorithm[] {Algorithm.RING, Algorithm.DIRECT, Algorithm.HALVING_DOUBLING,
+        Algorithm.RING_2D}) {
       for (int n : new int[] {3, 5, 8}) {
         int len = 10_007;
         List<float[]> first = runRandom(algorithm, n, len);

@@ -123,7 +123,8 @@ class NetworkSimulatorTest {
   @CsvSource({"RING, 2, 1, 5000, SUM", "RING, 5, 1, 30011, SUM", "RING, 7, 1, 3, MAX",
       "HALVING_DOUBLING, 4, 1, 9000, SUM", "HALVING_DOUBLING, 7, 1, 9001, SUM", "DIRECT, 3, 1, 2500, SUM",
       "DIRECT, 6, 1, 700, PROD",
-      "HIERARCHICAL, 4, 2, 9000, SUM", "HIERARCHICAL, 9, 3, 70001, SUM", "HIERARCHICAL, 8, 4, 100, SUM"})
+      "HIERARCHICAL, 4, 2, 9000, SUM", "HIERARCHICAL, 9, 3, 70001, SUM", "HIERARCHICAL, 8, 4, 100, SUM",
+      "RING_2D, 6, 1, 30011, SUM", "RING_2D, 12, 1, 5000, SUM", "RING_2D, 9, 3, 1001, SUM"})
   void shouldLeaveTheSameBitsAsTheInJvmTransport(Algorithm a, int n, int perHost, int len, ReduceOp op) {
     float[][] input = randomVectors(n, len, 42L * n + len);
     int[] nodes = new int[n];
