@@ -82,14 +82,15 @@ class TcpTransportTest {
   }
 
   @ParameterizedTest(name = "{0} ranks, progress={1}")
-  @CsvSource({"1, caller", "2, caller", "3, caller", "5, caller", "2, caller-socket", "3, caller-socket",
-      "2, eventLoop", "3, eventLoop"})
+  @CsvSource({"1, caller", "2, caller", "3, caller", "5, caller", "6, caller", "2, caller-socket", "3, caller-socket",
+      "2, eventLoop", "4, eventLoop"})
   void shouldMatchTheReferenceOverTcpForEveryAlgorithm(int n, String progress) throws Exception {
     try (TcpCluster cluster = new TcpCluster(n, checked(progress))) {
       List<Communicator> group = cluster.group("matrix-" + n);
       try {
         GroupHarness.run(group, LIMIT, comm -> {
-          for (Algorithm a : new Algorithm[] {Algorithm.RING, Algorithm.DIRECT, Algorithm.HALVING_DOUBLING}) {
+          for (Algorithm a : new Algorithm[] {Algorithm.RING, Algorithm.DIRECT, Algorithm.HALVING_DOUBLING,
+              Algorithm.RING_2D}) {
             for (int len : new int[] {0, 1, n + 1, 100_003}) {
               for (DType dtype : new DType[] {DType.F32, DType.I64, DType.BF16}) {
                 for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.MAX}) {
