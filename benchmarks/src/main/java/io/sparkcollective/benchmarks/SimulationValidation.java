@@ -53,12 +53,42 @@ public final class SimulationValidation {
     double goodput = SweepReport.iperfGbytesPerSecond(first.resolve("iperf.json"));
     // A rate in tc's units is the bed's (its links shaped by tbf); any other name (loopback) has no nominal rate.
     boolean bed = rate.matches("[0-9.]+[kmg]?bit");
-    if (Double.isNaN(goodput) && !bed) {
-      throw new IllegalArgumentException("no iperf3 measurement in " + first.resolve("iperf.json"));
+    String network;
+    NetworkModel base;
+    if (bed) {
+      // The link from iperf3 (goodput), shaped like the bed's tbf token buckets (netbed.sh): a burst of 1 ms of
+      // traffic, at least 128 KiB, passes at the veth's own speed after an idle moment, taken as 10x the rate.
+      double gbit = Double.isNaN(goodput) ? BedReport.rateBytes(rate) * 8 / 1e9 : goodput * 8;
+      double burst = Math.max(BedReport.rateBytes(rate) / 1000, 131072);
+      double peak = Double.parseDouble(System.getProperty("peak", "10"));
+      base = NetworkModel.of(gbit, 0).burst(burst, peak);
+      network = String.format(Locale.ROOT, "link %.3f Gbit/s (%s) shaped like the bed's (a burst of %.0f bytes at "
+          + "%.0fx the rate after idle moments); CPU costs as in NetworkModel.of", gbit,
+          Double.isNaN(goodput) ? "nominal" : "iperf3 goodput", burst, peak);
+    } else {
+      // One machine: every rank on its cores, and the kernel's copies through the loopback are the ranks' own
+      // CPU work. The copy (and reduction) rate is fitted to the smallest group's largest RING all-reduce.
+      int cores = Integer.getInteger("cores", Runtime.getRuntime().availableProcessors());
+      Map<Long, SweepReport.Row> ring = SweepReport.parseTable(first.resolve("ours-RING.txt"));
+      SweepReport.Row big = ring.get(ring.keySet().stream().mapToLong(Long::longValue).max().getAsLong());
+      double lo = 1e7;
+      double hi = 1e12;
+      for (int i = 0; i < 40; i++) {
+        double mid = Math.sqrt(lo * hi);
+        NetworkModel m = NetworkModel.of(10_000, 0).cpu(1e-6, mid, mid).machineCores(cores);
+        double t = NetworkSimulator.run(AlgorithmSelector.implementation(Algorithm.RING), sizes[0],
+            (int) (big.bytes / Float.BYTES), Float.BYTES, segment, m, big.batch).seconds() / big.batch;
+        if (t * 1e6 > big.medianUs) {
+          lo = mid;
+        } else {
+          hi = mid;
+        }
+      }
+      base = NetworkModel.of(10_000, 0).cpu(1e-6, hi, hi).machineCores(cores);
+      network = String.format(Locale.ROOT, "one machine of %d cores, the ranks' copies and reductions at %.2f GB/s "
+          + "(fitted to the %d-rank RING all-reduce of %d bytes, %.0f us measured), the loopback itself free", cores,
+          hi / 1e9, sizes[0], big.bytes, big.medianUs);
     }
-    double gbit = Double.isNaN(goodput) ? BedReport.rateBytes(rate) * 8 / 1e9 : goodput * 8;
-    double burst = bed ? Math.max(BedReport.rateBytes(rate) / 1000, 131072) : 0;
-    double peak = Double.parseDouble(System.getProperty("peak", "10"));
     // Latency: the smallest group's 4-byte DIRECT time, less what the model says it costs without latency.
     Map<Long, SweepReport.Row> direct = SweepReport.parseTable(first.resolve("ours-DIRECT.txt"));
     SweepReport.Row tiny = direct.get(4L);
@@ -66,19 +96,15 @@ public final class SimulationValidation {
       throw new IllegalArgumentException("no 4-byte DIRECT row in " + first.resolve("ours-DIRECT.txt"));
     }
     double zero = NetworkSimulator.run(AlgorithmSelector.implementation(Algorithm.DIRECT), sizes[0], 1, Float.BYTES,
-        segment, NetworkModel.of(gbit, 0).burst(burst, peak), tiny.batch).seconds() / tiny.batch;
+        segment, base, tiny.batch).seconds() / tiny.batch;
     double latencyUs = Math.max(0, tiny.medianUs - zero * 1e6);
-    // The bed's links are tbf token buckets (netbed.sh): a burst of 1 ms of traffic, at least 128 KiB, passes
-    // at the veth's own speed after an idle moment; taken as 10x the rate (-Dpeak).
-    NetworkModel model = NetworkModel.of(gbit, latencyUs).burst(burst, peak);
+    NetworkModel model = base.latency(latencyUs * 1e-6);
 
     StringBuilder md = new StringBuilder("# Simulated against measured all-reduce times\n\n");
-    md.append(String.format(Locale.ROOT, "%s: link %.3f Gbit/s (iperf3 goodput) shaped like the bed's (a burst of "
-        + "%.0f bytes at %.0fx the rate after idle moments), latency %.1f us (from the "
-        + "%d-rank 4-byte DIRECT all-reduce, %.1f us measured); CPU costs as in NetworkModel.of. Times in us: "
-        + "medians of batches of all-reduces back to back over the batch size, measured and simulated alike; "
-        + "ratio = simulated / measured, within +-%.0f%% unmarked.%n", dir, gbit, burst, peak, latencyUs,
-        sizes[0], tiny.medianUs, BOUND * 100));
+    md.append(String.format(Locale.ROOT, "%s: %s; latency %.1f us (from the %d-rank 4-byte DIRECT all-reduce, "
+        + "%.1f us measured). Times in us: medians of batches of all-reduces back to back over the batch size, "
+        + "measured and simulated alike; ratio = simulated / measured, within +-%.0f%% unmarked.%n", dir, network,
+        latencyUs, sizes[0], tiny.medianUs, BOUND * 100));
     int within = 0;
     int total = 0;
     double worst = 1;

@@ -37,10 +37,12 @@ public final class NetworkModel {
   private final double slowFactor;
   private final double burstBytes;
   private final double burstPeakFactor;
+  private final int machineCores;
 
   private NetworkModel(int ranksPerHost, double linkBytesPerSecond, double latencySeconds,
       double localLatencySeconds, double overheadSeconds, double reduceBytesPerSecond, double copyBytesPerSecond,
-      int headerBytes, int slowHost, double slowFactor, double burstBytes, double burstPeakFactor) {
+      int headerBytes, int slowHost, double slowFactor, double burstBytes, double burstPeakFactor,
+      int machineCores) {
     if (ranksPerHost < 1) {
       throw new IllegalArgumentException("ranks per host must be at least 1, was " + ranksPerHost);
     }
@@ -68,6 +70,10 @@ public final class NetworkModel {
     this.slowFactor = slowFactor;
     this.burstBytes = burstBytes;
     this.burstPeakFactor = burstPeakFactor;
+    if (machineCores < 0) {
+      throw new IllegalArgumentException("machine cores must not be negative, was " + machineCores);
+    }
+    this.machineCores = machineCores;
   }
 
   private static void positive(String what, double v) {
@@ -90,31 +96,41 @@ public final class NetworkModel {
   public static NetworkModel of(double gbitPerSecond, double latencyMicros) {
     return new NetworkModel(1, gbitPerSecond * 1e9 / 8, latencyMicros * 1e-6, Tuning.MODEL_LOCAL_LATENCY_SECONDS,
         Tuning.MODEL_MESSAGE_OVERHEAD_SECONDS, Tuning.MODEL_REDUCE_BYTES_PER_SECOND, Tuning.MODEL_COPY_BYTES_PER_SECOND,
-        Tuning.MODEL_HEADER_BYTES, -1, 1, 0, 1);
+        Tuning.MODEL_HEADER_BYTES, -1, 1, 0, 1, 0);
   }
 
   /** The same with {@code k} ranks on every host (ranks {@code h*k .. h*k+k-1} on host h). */
   public NetworkModel ranksPerHost(int k) {
     return new NetworkModel(k, linkBytesPerSecond, latencySeconds, localLatencySeconds, overheadSeconds,
-        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, slowHost, slowFactor, burstBytes, burstPeakFactor);
+        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, slowHost, slowFactor, burstBytes, burstPeakFactor,
+        machineCores);
+  }
+
+  /** The same with another latency per message between hosts. */
+  public NetworkModel latency(double seconds) {
+    return new NetworkModel(ranksPerHost, linkBytesPerSecond, seconds, localLatencySeconds, overheadSeconds,
+        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, slowHost, slowFactor, burstBytes, burstPeakFactor,
+        machineCores);
   }
 
   /** The same with host {@code host}'s link at {@code factor} of the rate (e.g. 0.1), both ways. */
   public NetworkModel slowHost(int host, double factor) {
     return new NetworkModel(ranksPerHost, linkBytesPerSecond, latencySeconds, localLatencySeconds, overheadSeconds,
-        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, host, factor, burstBytes, burstPeakFactor);
+        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, host, factor, burstBytes, burstPeakFactor, machineCores);
   }
 
   /** The same with other CPU costs: seconds per message on each side, and bytes per second reduced and copied. */
   public NetworkModel cpu(double overheadSeconds, double reduceBytesPerSecond, double copyBytesPerSecond) {
     return new NetworkModel(ranksPerHost, linkBytesPerSecond, latencySeconds, localLatencySeconds, overheadSeconds,
-        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, slowHost, slowFactor, burstBytes, burstPeakFactor);
+        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, slowHost, slowFactor, burstBytes, burstPeakFactor,
+        machineCores);
   }
 
   /** The same with another latency between ranks of one host and another header size per message. */
   public NetworkModel local(double localLatencySeconds, int headerBytes) {
     return new NetworkModel(ranksPerHost, linkBytesPerSecond, latencySeconds, localLatencySeconds, overheadSeconds,
-        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, slowHost, slowFactor, burstBytes, burstPeakFactor);
+        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, slowHost, slowFactor, burstBytes, burstPeakFactor,
+        machineCores);
   }
 
   /**
@@ -124,7 +140,23 @@ public final class NetworkModel {
    */
   public NetworkModel burst(double bytes, double peakFactor) {
     return new NetworkModel(ranksPerHost, linkBytesPerSecond, latencySeconds, localLatencySeconds, overheadSeconds,
-        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, slowHost, slowFactor, bytes, peakFactor);
+        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, slowHost, slowFactor, bytes, peakFactor, machineCores);
+  }
+
+  /**
+   * The same with every rank on one machine of {@code cores} cores (0: a core per rank, the default), as the
+   * processes of a test on one host are: a rank's CPU work waits for a free core. On loopback the kernel's
+   * copies are CPU work of the sending and the receiving rank, so the link is then best left fast and the
+   * copy rate set to what a core copies through a socket.
+   */
+  public NetworkModel machineCores(int cores) {
+    return new NetworkModel(ranksPerHost, linkBytesPerSecond, latencySeconds, localLatencySeconds, overheadSeconds,
+        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, slowHost, slowFactor, burstBytes, burstPeakFactor,
+        cores);
+  }
+
+  public int machineCores() {
+    return machineCores;
   }
 
   public double burstBytes() {

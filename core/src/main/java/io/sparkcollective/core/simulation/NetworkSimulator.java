@@ -56,6 +56,8 @@ public final class NetworkSimulator {
   /** Token-bucket fill of each link direction at its free time (only with a burst, see NetworkModel#burst). */
   private final double[] egressTokens;
   private final double[] ingressTokens;
+  /** When each core of the one machine is free again (null: every rank has a core of its own). */
+  private final double[] coreFree;
 
   // Messages in flight: a pool of parallel arrays, with per-pair queues linked through next.
   private int[] mSrc = new int[1024];
@@ -100,6 +102,7 @@ public final class NetworkSimulator {
     this.egressTokens = new double[hosts];
     this.ingressTokens = new double[hosts];
     Arrays.fill(egressTokens, model.burstBytes());
+    this.coreFree = model.machineCores() > 0 ? new double[model.machineCores()] : null;
     Arrays.fill(ingressTokens, model.burstBytes());
     this.head = new int[Math.multiplyExact(ranks, ranks)];
     this.tail = new int[ranks * ranks];
@@ -248,21 +251,21 @@ public final class NetworkSimulator {
           }
           break;
         case RankSchedule.STASH:
-          clock[r] += bytes(n) / model.copyBytesPerSecond();
+          work(r, bytes(n) / model.copyBytesPerSecond());
           if (vectors != null) {
             stash[r] = Arrays.copyOfRange(vectors[r], off, off + n);
           }
           pc[r]++;
           break;
         case RankSchedule.COPY_FROM_STASH:
-          clock[r] += bytes(n) / model.copyBytesPerSecond();
+          work(r, bytes(n) / model.copyBytesPerSecond());
           if (vectors != null) {
             System.arraycopy(stash[r], 0, vectors[r], off, n);
           }
           pc[r]++;
           break;
         case RankSchedule.REDUCE_FROM_STASH:
-          clock[r] += bytes(n) / model.reduceBytesPerSecond();
+          work(r, bytes(n) / model.reduceBytesPerSecond());
           if (vectors != null) {
             System.arraycopy(stash[r], 0, scratch, off, n);
             Kernels.reduce(vectors[r], scratch, off, n, op);
@@ -282,6 +285,25 @@ public final class NetworkSimulator {
     }
   }
 
+  /**
+   * Rank r computes for {@code seconds}: on its own core, or, when the model puts every rank on one machine of
+   * a few cores, on the core that frees first (a rank that finds them all busy waits for one).
+   */
+  private void work(int r, double seconds) {
+    if (coreFree == null) {
+      clock[r] += seconds;
+      return;
+    }
+    int core = 0;
+    for (int c = 1; c < coreFree.length; c++) {
+      if (coreFree[c] < coreFree[core]) {
+        core = c;
+      }
+    }
+    clock[r] = Math.max(clock[r], coreFree[core]) + seconds;
+    coreFree[core] = clock[r];
+  }
+
   private double bytes(int elements) {
     return (double) elements * elementBytes;
   }
@@ -296,7 +318,7 @@ public final class NetworkSimulator {
       pc[r]++;
     }
     long b = (long) sn * elementBytes;
-    clock[r] += model.overheadSeconds() + b / model.copyBytesPerSecond();
+    work(r, model.overheadSeconds() + b / model.copyBytesPerSecond());
     int m = message(r, peer, step, so, sn, false);
     if (vectors != null) {
       mValues[m] = Arrays.copyOfRange(vectors[r], so, so + sn);
@@ -316,7 +338,7 @@ public final class NetworkSimulator {
 
   /** Offers {@code [off, off+n)} of rank r's vector to a rank of its host, which reads it in place. */
   private void offer(int r, int peer, int step, int off, int n) {
-    clock[r] += model.overheadSeconds();
+    work(r, model.overheadSeconds());
     localBytes[r] += (long) n * elementBytes;
     unreadOffers[r]++;
     int m = message(r, peer, step, off, n, true);
@@ -386,7 +408,7 @@ public final class NetworkSimulator {
     if (mShared[m]) {
       // The whole range, read in place from the sender's vector.
       expect(r, m, peer, step, off, n);
-      clock[r] += model.overheadSeconds() + bytes(n) / rate;
+      work(r, model.overheadSeconds() + bytes(n) / rate);
       if (vectors != null) {
         combine(vectors[r], vectors[peer], off, n, reduce);
       }
@@ -406,7 +428,7 @@ public final class NetworkSimulator {
       segmentIndex[r] = 0;
       pc[r]++;
     }
-    clock[r] += model.overheadSeconds() + bytes(sn) / rate;
+    work(r, model.overheadSeconds() + bytes(sn) / rate);
     if (vectors != null) {
       System.arraycopy(mValues[m], 0, scratch, so, sn);
       combine(vectors[r], scratch, so, sn, reduce);

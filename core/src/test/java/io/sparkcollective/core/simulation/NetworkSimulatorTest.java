@@ -207,6 +207,23 @@ class NetworkSimulatorTest {
   }
 
   @Test
+  void shouldMakeRanksWaitForACoreOnAMachineWithFewerCoresThanRanks() {
+    // CPU only (a link of 10 Tbit/s, no latency): 1000-byte chunks at 1 GB/s are 1 us of copying or reducing.
+    NetworkModel cpu = NetworkModel.of(10_000, 0).cpu(0, 1e9, 1e9).local(0, 0);
+    int n = 4;
+    SimulationResult own = NetworkSimulator.run(RingAllReduce.INSTANCE, n, 4000, Float.BYTES, SEGMENT, cpu);
+    SimulationResult asMany = NetworkSimulator.run(RingAllReduce.INSTANCE, n, 4000, Float.BYTES, SEGMENT,
+        cpu.machineCores(n));
+    SimulationResult one = NetworkSimulator.run(RingAllReduce.INSTANCE, n, 4000, Float.BYTES, SEGMENT,
+        cpu.machineCores(1));
+    assertEquals(own.seconds(), asMany.seconds(), 1e-12, "a core per rank");
+    // On one core every rank's work runs one after another: 2(N-1) sends and receives of 1000-byte chunks each.
+    double work = n * 2 * (n - 1) * 2 * (1000 / 1e9);
+    assertTrue(one.seconds() >= work - 1e-12, one.seconds() + " < " + work);
+    assertTrue(one.seconds() > 1.5 * own.seconds(), "one core: " + one.seconds() + ", own cores: " + own.seconds());
+  }
+
+  @Test
   void shouldChargeTheReceiverForReducing() {
     double overhead = 2e-6;
     double reduce = 1e9;
