@@ -117,16 +117,7 @@ public final class AllReduceCostModel {
   }
 
   private double ringPass(int n, double bytes, int k) {
-    double chunk = bytes / n;
-    int m = segments(chunk);
-    double s = chunk / m;
-    double cpu = snd(s) + (red(s) + cpy(s)) / 2;
-    double w = wire(s, 1);
-    double hops = 2.0 * (n - 1);
-    double remoteHops = hops / k;
-    double latency = hops * cpu + remoteHops * (w + alpha) + (hops - remoteHops) * localAlpha;
-    double perSegment = Math.max(cpu, w);
-    return Math.max(latency + (m - 1) * perSegment, hops * m * perSegment + (w + alpha) + cpu - perSegment);
+    return chain(2.0 * (n - 1), bytes / n, 1.0 / k, 1);
   }
 
   /**
@@ -321,15 +312,6 @@ public final class AllReduceCostModel {
 
   /** One ring pass of {@code bytes} across hosts whose links {@code flows} such rings share. */
   private double ringShared(int n, double bytes, int flows) {
-    double chunk = bytes / n;
-    int m = segments(chunk);
-    double s = chunk / m;
-    double cpu = snd(s) + (red(s) + cpy(s)) / 2;
-    double w = wire(s, flows);
-    double hops = 2.0 * (n - 1);
-    double perSegment = Math.max(cpu, w);
-    // The rings sharing a link drift apart: a segment's latency is its own wire time, their sum paces the link.
-    double latency = hops * (cpu + wire(s, 1) + alpha);
-    return Math.max(latency + (m - 1) * perSegment, hops * m * perSegment + (w + alpha) + cpu - perSegment);
+    return chain(2.0 * (n - 1), bytes / n, 1, flows);
   }
 }
