@@ -76,7 +76,7 @@ final class EventQueue {
       if (right < last && earlier(right, child)) {
         child = right;
       }
-      if (!earlierThan(child, t, o)) {
+      if (!before(time[child], order[child], t, o)) {
         break;
       }
       set(i, child);
@@ -93,16 +93,17 @@ final class EventQueue {
     return added;
   }
 
+  /** Whether an event at {@code t} added {@code o}-th comes before one at {@code u} added {@code p}-th. */
+  private static boolean before(double t, long o, double u, long p) {
+    return t < u || (t == u && o < p);
+  }
+
   private boolean before(double t, long o, int j) {
-    return t < time[j] || (t == time[j] && o < order[j]);
+    return before(t, o, time[j], order[j]);
   }
 
   private boolean earlier(int a, int b) {
-    return time[a] < time[b] || (time[a] == time[b] && order[a] < order[b]);
-  }
-
-  private boolean earlierThan(int j, double t, long o) {
-    return time[j] < t || (time[j] == t && order[j] < o);
+    return before(time[a], order[a], time[b], order[b]);
   }
 
   private void set(int to, int from) {

@@ -25,55 +25,54 @@ import io.sparkcollective.core.config.Tuning;
  * direction and the receiver's CPU time for the reduction (often called gamma) on top.
  */
 public final class NetworkModel {
-  private final int ranksPerHost;
-  private final double linkBytesPerSecond;
-  private final double latencySeconds;
-  private final double localLatencySeconds;
-  private final double overheadSeconds;
-  private final double reduceBytesPerSecond;
-  private final double copyBytesPerSecond;
-  private final int headerBytes;
-  private final int slowHost;
-  private final double slowFactor;
-  private final double burstBytes;
-  private final double burstPeakFactor;
-  private final int machineCores;
+  /** The settings; each copy-with-a-change fills a fresh one, so a model's own never changes. */
+  private static final class Values implements Cloneable {
+    int ranksPerHost = 1;
+    double linkBytesPerSecond;
+    double latencySeconds;
+    double localLatencySeconds = Tuning.MODEL_LOCAL_LATENCY_SECONDS;
+    double overheadSeconds = Tuning.MODEL_MESSAGE_OVERHEAD_SECONDS;
+    double reduceBytesPerSecond = Tuning.MODEL_REDUCE_BYTES_PER_SECOND;
+    double copyBytesPerSecond = Tuning.MODEL_COPY_BYTES_PER_SECOND;
+    int headerBytes = Tuning.MODEL_HEADER_BYTES;
+    int slowHost = -1;
+    double slowFactor = 1;
+    double burstBytes;
+    double burstPeakFactor = 1;
+    int machineCores;
 
-  private NetworkModel(int ranksPerHost, double linkBytesPerSecond, double latencySeconds,
-      double localLatencySeconds, double overheadSeconds, double reduceBytesPerSecond, double copyBytesPerSecond,
-      int headerBytes, int slowHost, double slowFactor, double burstBytes, double burstPeakFactor,
-      int machineCores) {
-    if (ranksPerHost < 1) {
-      throw new IllegalArgumentException("ranks per host must be at least 1, was " + ranksPerHost);
+    @Override
+    protected Values clone() {
+      try {
+        return (Values) super.clone();
+      } catch (CloneNotSupportedException e) {
+        throw new AssertionError(e);
+      }
     }
-    positive("link rate", linkBytesPerSecond);
-    positive("reduction rate", reduceBytesPerSecond);
-    positive("copy rate", copyBytesPerSecond);
-    notNegative("latency", latencySeconds);
-    notNegative("local latency", localLatencySeconds);
-    notNegative("per-message overhead", overheadSeconds);
-    if (headerBytes < 0) {
-      throw new IllegalArgumentException("header bytes must not be negative, was " + headerBytes);
+  }
+
+  private final Values values;
+
+  private NetworkModel(Values v) {
+    if (v.ranksPerHost < 1) {
+      throw new IllegalArgumentException("ranks per host must be at least 1, was " + v.ranksPerHost);
     }
-    positive("slow factor", slowFactor);
-    notNegative("burst", burstBytes);
-    positive("burst peak factor", burstPeakFactor);
-    this.ranksPerHost = ranksPerHost;
-    this.linkBytesPerSecond = linkBytesPerSecond;
-    this.latencySeconds = latencySeconds;
-    this.localLatencySeconds = localLatencySeconds;
-    this.overheadSeconds = overheadSeconds;
-    this.reduceBytesPerSecond = reduceBytesPerSecond;
-    this.copyBytesPerSecond = copyBytesPerSecond;
-    this.headerBytes = headerBytes;
-    this.slowHost = slowHost;
-    this.slowFactor = slowFactor;
-    this.burstBytes = burstBytes;
-    this.burstPeakFactor = burstPeakFactor;
-    if (machineCores < 0) {
-      throw new IllegalArgumentException("machine cores must not be negative, was " + machineCores);
+    positive("link rate", v.linkBytesPerSecond);
+    positive("reduction rate", v.reduceBytesPerSecond);
+    positive("copy rate", v.copyBytesPerSecond);
+    notNegative("latency", v.latencySeconds);
+    notNegative("local latency", v.localLatencySeconds);
+    notNegative("per-message overhead", v.overheadSeconds);
+    if (v.headerBytes < 0) {
+      throw new IllegalArgumentException("header bytes must not be negative, was " + v.headerBytes);
     }
-    this.machineCores = machineCores;
+    positive("slow factor", v.slowFactor);
+    notNegative("burst", v.burstBytes);
+    positive("burst peak factor", v.burstPeakFactor);
+    if (v.machineCores < 0) {
+      throw new IllegalArgumentException("machine cores must not be negative, was " + v.machineCores);
+    }
+    this.values = v;
   }
 
   private static void positive(String what, double v) {
@@ -88,49 +87,60 @@ public final class NetworkModel {
     }
   }
 
+  /** A copy of this model's settings to change one of. */
+  private Values copy() {
+    return values.clone();
+  }
+
   /**
    * Links of {@code gbitPerSecond} gigabits per second each way and {@code latencyMicros} per message, one rank
    * per host; the CPU costs AUTO's cost model assumes ({@link Tuning}'s MODEL_ constants: reduction 8 GB/s,
    * copies 16 GB/s, 1 us per message, 1 us between ranks of one host, 64 bytes of headers per message).
    */
   public static NetworkModel of(double gbitPerSecond, double latencyMicros) {
-    return new NetworkModel(1, gbitPerSecond * 1e9 / 8, latencyMicros * 1e-6, Tuning.MODEL_LOCAL_LATENCY_SECONDS,
-        Tuning.MODEL_MESSAGE_OVERHEAD_SECONDS, Tuning.MODEL_REDUCE_BYTES_PER_SECOND, Tuning.MODEL_COPY_BYTES_PER_SECOND,
-        Tuning.MODEL_HEADER_BYTES, -1, 1, 0, 1, 0);
+    Values v = new Values();
+    v.linkBytesPerSecond = gbitPerSecond * 1e9 / 8;
+    v.latencySeconds = latencyMicros * 1e-6;
+    return new NetworkModel(v);
   }
 
   /** The same with {@code k} ranks on every host (ranks {@code h*k .. h*k+k-1} on host h). */
   public NetworkModel ranksPerHost(int k) {
-    return new NetworkModel(k, linkBytesPerSecond, latencySeconds, localLatencySeconds, overheadSeconds,
-        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, slowHost, slowFactor, burstBytes, burstPeakFactor,
-        machineCores);
+    Values v = copy();
+    v.ranksPerHost = k;
+    return new NetworkModel(v);
   }
 
   /** The same with another latency per message between hosts. */
   public NetworkModel latency(double seconds) {
-    return new NetworkModel(ranksPerHost, linkBytesPerSecond, seconds, localLatencySeconds, overheadSeconds,
-        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, slowHost, slowFactor, burstBytes, burstPeakFactor,
-        machineCores);
+    Values v = copy();
+    v.latencySeconds = seconds;
+    return new NetworkModel(v);
   }
 
   /** The same with host {@code host}'s link at {@code factor} of the rate (e.g. 0.1), both ways. */
   public NetworkModel slowHost(int host, double factor) {
-    return new NetworkModel(ranksPerHost, linkBytesPerSecond, latencySeconds, localLatencySeconds, overheadSeconds,
-        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, host, factor, burstBytes, burstPeakFactor, machineCores);
+    Values v = copy();
+    v.slowHost = host;
+    v.slowFactor = factor;
+    return new NetworkModel(v);
   }
 
   /** The same with other CPU costs: seconds per message on each side, and bytes per second reduced and copied. */
   public NetworkModel cpu(double overheadSeconds, double reduceBytesPerSecond, double copyBytesPerSecond) {
-    return new NetworkModel(ranksPerHost, linkBytesPerSecond, latencySeconds, localLatencySeconds, overheadSeconds,
-        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, slowHost, slowFactor, burstBytes, burstPeakFactor,
-        machineCores);
+    Values v = copy();
+    v.overheadSeconds = overheadSeconds;
+    v.reduceBytesPerSecond = reduceBytesPerSecond;
+    v.copyBytesPerSecond = copyBytesPerSecond;
+    return new NetworkModel(v);
   }
 
   /** The same with another latency between ranks of one host and another header size per message. */
   public NetworkModel local(double localLatencySeconds, int headerBytes) {
-    return new NetworkModel(ranksPerHost, linkBytesPerSecond, latencySeconds, localLatencySeconds, overheadSeconds,
-        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, slowHost, slowFactor, burstBytes, burstPeakFactor,
-        machineCores);
+    Values v = copy();
+    v.localLatencySeconds = localLatencySeconds;
+    v.headerBytes = headerBytes;
+    return new NetworkModel(v);
   }
 
   /**
@@ -139,8 +149,10 @@ public final class NetworkModel {
    * the link was idle, the rest at the rate. Without it (the default) a link always moves at its rate.
    */
   public NetworkModel burst(double bytes, double peakFactor) {
-    return new NetworkModel(ranksPerHost, linkBytesPerSecond, latencySeconds, localLatencySeconds, overheadSeconds,
-        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, slowHost, slowFactor, bytes, peakFactor, machineCores);
+    Values v = copy();
+    v.burstBytes = bytes;
+    v.burstPeakFactor = peakFactor;
+    return new NetworkModel(v);
   }
 
   /**
@@ -150,72 +162,73 @@ public final class NetworkModel {
    * copy rate set to what a core copies through a socket.
    */
   public NetworkModel machineCores(int cores) {
-    return new NetworkModel(ranksPerHost, linkBytesPerSecond, latencySeconds, localLatencySeconds, overheadSeconds,
-        reduceBytesPerSecond, copyBytesPerSecond, headerBytes, slowHost, slowFactor, burstBytes, burstPeakFactor,
-        cores);
+    Values v = copy();
+    v.machineCores = cores;
+    return new NetworkModel(v);
   }
 
   public int machineCores() {
-    return machineCores;
+    return values.machineCores;
   }
 
   public double burstBytes() {
-    return burstBytes;
+    return values.burstBytes;
   }
 
   public double burstPeakFactor() {
-    return burstPeakFactor;
+    return values.burstPeakFactor;
   }
 
   public int ranksPerHost() {
-    return ranksPerHost;
+    return values.ranksPerHost;
   }
 
   public int hostOf(int rank) {
-    return rank / ranksPerHost;
+    return rank / values.ranksPerHost;
   }
 
   /** Bytes per second of {@code host}'s link in each direction. */
   public double linkBytesPerSecond(int host) {
-    return host == slowHost ? linkBytesPerSecond * slowFactor : linkBytesPerSecond;
+    return host == values.slowHost ? values.linkBytesPerSecond * values.slowFactor : values.linkBytesPerSecond;
   }
 
   /** Bytes per second of a (not slow) host's link in each direction. */
   public double linkBytesPerSecond() {
-    return linkBytesPerSecond;
+    return values.linkBytesPerSecond;
   }
 
   public double latencySeconds() {
-    return latencySeconds;
+    return values.latencySeconds;
   }
 
   public double localLatencySeconds() {
-    return localLatencySeconds;
+    return values.localLatencySeconds;
   }
 
   public double overheadSeconds() {
-    return overheadSeconds;
+    return values.overheadSeconds;
   }
 
   public double reduceBytesPerSecond() {
-    return reduceBytesPerSecond;
+    return values.reduceBytesPerSecond;
   }
 
   public double copyBytesPerSecond() {
-    return copyBytesPerSecond;
+    return values.copyBytesPerSecond;
   }
 
   public int headerBytes() {
-    return headerBytes;
+    return values.headerBytes;
   }
 
   public int slowHost() {
-    return slowHost;
+    return values.slowHost;
   }
 
   @Override
   public String toString() {
-    return String.format("%.3g Gbit/s, %.3g us, %d ranks/host%s", linkBytesPerSecond * 8 / 1e9,
-        latencySeconds * 1e6, ranksPerHost, slowHost >= 0 ? ", host " + slowHost + " at " + slowFactor : "");
+    return String.format("%.3g Gbit/s, %.3g us, %d ranks/host%s", values.linkBytesPerSecond * 8 / 1e9,
+        values.latencySeconds * 1e6, values.ranksPerHost,
+        values.slowHost >= 0 ? ", host " + values.slowHost + " at " + values.slowFactor : "");
   }
 }
