@@ -55,9 +55,9 @@ public final class SimulationSweep {
       this.bytes = bytes;
       this.times = times;
       this.shipped = times.pickedBy(shipped);
-      this.shippedOverBest = times.overBest(shipped);
+      this.shippedOverBest = times.overBest(this.shipped);
       this.told = times.pickedBy(told);
-      this.toldOverBest = times.overBest(told);
+      this.toldOverBest = times.overBest(this.told);
     }
   }
 

@@ -107,7 +107,7 @@ public final class AlgorithmSelector {
     if (a != Algorithm.HIERARCHICAL) {
       return AlgorithmChoice.of(a, null);
     }
-    Algorithm inner = model != null ? modelled(bytes, placement, TWO_LEVEL).inner()
+    Algorithm inner = model != null ? best(bytes, placement, TWO_LEVEL).inner()
         : table(k > 0 ? bytes / k : bytes, nodes);
     return AlgorithmChoice.of(Algorithm.HIERARCHICAL, inner);
   }
@@ -121,17 +121,20 @@ public final class AlgorithmSelector {
     int cls = sizeClass(bytes);
     AlgorithmChoice choice = c.bySize[cls];
     if (choice == null) {
-      // RING_2D's rows and columns are modelled for one rank per host; with several, HIERARCHICAL runs instead.
-      AlgorithmChoice[] twoD = TwoDimensionalRingAllReduce.rowSize(placement.ranks()) > 0
-          && placement.nodeCount() == placement.ranks() ? TWO_D : NONE;
+      AlgorithmChoice[] twoD = twoDimensional(placement) ? TWO_D : NONE;
       choice = best(bytes, placement, FLAT, twoD, placement.isTwoLevel() ? TWO_LEVEL : NONE);
       c.bySize[cls] = choice; // racy but benign: the same value from any thread, immutable
     }
     return choice;
   }
 
-  private AlgorithmChoice modelled(long bytes, Placement placement, AlgorithmChoice[] candidates) {
-    return best(bytes, placement, candidates);
+  /**
+   * Whether RING_2D is a candidate: the group size has factors, and hosts hold equal blocks of consecutive ranks
+   * (how its rows and columns are modelled).
+   */
+  private static boolean twoDimensional(Placement placement) {
+    return TwoDimensionalRingAllReduce.rowSize(placement.ranks()) > 0 && placement.evenRanksPerNode() > 0
+        && placement.consecutive();
   }
 
   /** Quarter-octave class of a size: choices within one class are taken for all its sizes. */

@@ -4,24 +4,27 @@ import io.sparkcollective.core.api.Algorithm;
 import io.sparkcollective.core.api.Blocks;
 
 /*
- * Closed forms of what each algorithm costs one rank, in the terms of the simulator's network model
- * (core simulation.NetworkModel), for AUTO to compare them when it knows the link:
+ * What each algorithm costs, in the terms of the simulator's network model (core simulation.NetworkModel), for
+ * AUTO to compare them when it knows the link:
  *
  *   send a segment of s bytes     snd(s) = o + s/copy        (CPU: into a frame)
- *   on the wire                   w(s)   = (s + header) / (link rate / flows sharing the host's link)
+ *   on the wire                   w(s)   = (s + header) / link rate, in turn with the host's other segments
  *   receive and combine           red(s) = o + s/reduce      receive and copy   cpy(s) = o + s/copy
  *   latency per message           alpha between hosts, local between ranks of one host
  *
- *   ring pass, m segments a chunk, 2(N-1) steps:  the first segment crosses 2(N-1) hops, the others follow one
- *                                  per max(snd + red, w); or the rank handles 2(N-1)m segments back to back
- *   halving-doubling step:         send every segment of the half, then receive and combine the partner's
- *                                  (a fold and an unfold of the whole vector before and after for the extra ranks)
- *   direct:                        send (N-1) copies, then fold N-1 contributions per segment in rank order
- *   hierarchical, per piece:       k-1 in-place reads, the inner all-reduce across hosts on 1/k of the piece
- *                                  (the k inner groups share each host's link), k-1 in-place copies
+ *   ring, two-dimensional ring    the schedule itself, step by step and segment by segment (whole segments and
+ *   and hierarchical's rings      the remainder), for the ranks of one host, which stand for every host's
+ *                                 (RingChain); the two-dimensional ring's rows and columns are such rings, as
+ *                                 many sharing a host's link as leave it
+ *   halving-doubling              on a power of two the same for one host's ranks (HalvingDoublingChain); with
+ *                                 folded ranks, which are unlike the others, every rank (HalvingDoublingRanks)
+ *   direct                        send (N-1) copies, then fold N-1 contributions per segment in rank order
+ *   hierarchical, per piece       k-1 in-place reads, the inner all-reduce across hosts on 1/k of the piece
+ *                                 (the k inner groups share each host's link), k-1 in-place copies
  *
- * The forms follow the simulated schedules closely (within a few percent where one resource dominates), which
- * is all AUTO needs: near a crossover any of the close candidates is good.
+ * The rings and halving-doubling on powers of two come out within 2% of the simulation, the rest within about
+ * 15% (CostModelAgainstSimulationTest), which is all AUTO needs: near a crossover any of the close candidates
+ * is good. A prediction costs a few milliseconds at most, paid once per size class and placement.
  */
 
 /** Predicted seconds of each all-reduce on a known network: what AUTO minimises when told the link. */
@@ -82,20 +85,28 @@ public final class AllReduceCostModel {
     }
   }
 
-  private double snd(double s) {
+  double snd(double s) {
     return overhead + s / copy;
   }
 
-  private double red(double s) {
+  double red(double s) {
     return overhead + s / reduce;
   }
 
-  private double cpy(double s) {
+  double cpy(double s) {
     return overhead + s / copy;
   }
 
-  private double wire(double s, int flows) {
+  double wire(double s, int flows) {
     return (s + header) * flows / link;
+  }
+
+  double alpha() {
+    return alpha;
+  }
+
+  double localAlpha() {
+    return localAlpha;
   }
 
   /** Segments of a move of {@code bytes}, and the size of each. */
@@ -110,21 +121,28 @@ public final class AllReduceCostModel {
   double ring(int n, long bytes, int k) {
     long elements = Math.max(1, bytes / 4);
     long pass = (long) RingAllReduce.CHUNK_SEGMENTS * (segmentBytes / 4) * n;
-    long passes = Math.max(1, (elements + pass - 1) / pass);
-    long last = elements - (passes - 1) * pass;
-    double full = passes > 1 ? ringPass(n, pass * 4, k) : 0;
-    return (passes - 1) * full + ringPass(n, last * 4, k);
+    RingChain ring = new RingChain(this, k, k < n, 1, segmentBytes);
+    passes(ring, elements, pass, 2 * (n - 1), n - 1, n);
+    return ring.finish();
   }
 
-  private double ringPass(int n, double bytes, int k) {
-    return chain(2.0 * (n - 1), bytes / n, 1.0 / k, 1);
+  /**
+   * Runs {@code chain} over {@code elements} in passes of {@code pass} elements, each pass's chunk a
+   * {@code parts}-th of it.
+   */
+  private static void passes(RingChain chain, long elements, long pass, int steps, int reduceSteps, int parts) {
+    long passes = Math.max(1, (elements + pass - 1) / pass);
+    long last = elements - (passes - 1) * pass;
+    if (passes > 1) {
+      chain.passes(passes - 1, steps, reduceSteps, pass * 4.0 / parts);
+    }
+    chain.pass(steps, reduceSteps, last * 4.0 / parts);
   }
 
   /**
    * The two-dimensional ring on {@code n} ranks, {@code k} consecutive ones per host: per piece of one ring
    * pass, the row's reduce-scatter and all-gather (a-1 steps each over chunks of 1/a of the piece) and the
-   * column's ring (2(b-1) steps over chunks of 1/n). Rows of consecutive ranks stay in a host when a host holds
-   * whole rows; columns then cross hosts, the host's k columns sharing its link.
+   * column's ring (2(b-1) steps over chunks of 1/n).
    */
   double ring2d(int n, long bytes, int k) {
     int a = TwoDimensionalRingAllReduce.rowSize(n);
@@ -136,49 +154,63 @@ public final class AllReduceCostModel {
     long pass = (long) RingAllReduce.CHUNK_SEGMENTS * (segmentBytes / 4) * n;
     long passes = Math.max(1, (elements + pass - 1) / pass);
     long last = elements - (passes - 1) * pass;
-    boolean rowsInHosts = k > 1 && k % a == 0;
-    double rowRemote = k == 1 ? 1 : rowsInHosts ? 0 : 1.0 / k;
-    int columnFlows = rowsInHosts ? k / a * a : 1;
-    double full = passes > 1 ? ring2dPiece(a, b, pass * 4.0, rowRemote, columnFlows) : 0;
-    return (passes - 1) * full + ring2dPiece(a, b, last * 4.0, rowRemote, columnFlows);
-  }
-
-  private double ring2dPiece(int a, int b, double bytes, double rowRemote, int columnFlows) {
-    return chain(2.0 * (a - 1), bytes / a, rowRemote, 1) + chain(2.0 * (b - 1), bytes / (a * b), 1, columnFlows);
+    // Row i's ring: ranks ia .. ia+a-1, each sending to the next (the last to the first); column j's: j, j+a, ...
+    int[] rowHops = crossings(n, k, a, 1, a);
+    int[] columnHops = crossings(n, k, b, a, 1);
+    double full = passes > 1 ? ring2dPiece(a, b, rowHops, columnHops, pass * 4.0) : 0;
+    return (passes - 1) * full + ring2dPiece(a, b, rowHops, columnHops, last * 4.0);
   }
 
   /**
-   * {@code hops} ring steps over chunks of {@code chunk} bytes, a share {@code remote} of them across hosts whose
-   * links {@code flows} such chains share: the first segment's way through every hop, or the segments back to
-   * back, whichever is longer.
+   * For rings of {@code size} ranks, member i of ring c being rank {@code c * ringStride + i * memberStride}
+   * (c from 0 while that stays below n), on hosts of {@code k} consecutive ranks: the most hops of one ring that
+   * cross hosts (the slowest ring), and the most hops of all rings that leave one host (the rings sharing its
+   * link).
    */
-  private double chain(double hops, double chunk, double remote, int flows) {
-    int m = segments(chunk);
-    double s = chunk / m;
-    double cpu = snd(s) + (red(s) + cpy(s)) / 2;
-    double w = wire(s, flows);
-    double remoteHops = hops * remote;
-    double latency = hops * cpu + remoteHops * (wire(s, 1) + alpha) + (hops - remoteHops) * localAlpha;
-    double perSegment = remote > 0 ? Math.max(cpu, w) : cpu;
-    return Math.max(latency + (m - 1) * perSegment, hops * m * perSegment + latency / Math.max(1, hops) - perSegment);
+  private static int[] crossings(int n, int k, int size, int memberStride, int ringStride) {
+    int[] leaving = new int[(n + k - 1) / k];
+    int crossing = 0;
+    int rings = n / size;
+    for (int c = 0; c < rings; c++) {
+      int hops = 0;
+      for (int i = 0; i < size; i++) {
+        int r = c * ringStride + i * memberStride;
+        int next = c * ringStride + ((i + 1) % size) * memberStride;
+        if (r / k != next / k) {
+          leaving[r / k]++;
+          hops++;
+        }
+      }
+      crossing = Math.max(crossing, hops);
+    }
+    int most = 0;
+    for (int l : leaving) {
+      most = Math.max(most, l);
+    }
+    return new int[] {crossing, most};
+  }
+
+  /** A ring of {@code size} whose {@code hops[0]} crossings are spread evenly, {@code hops[1]} rings per link. */
+  private RingChain ringOf(int size, int[] hops) {
+    if (hops[0] == 0) {
+      return new RingChain(this, 1, false, 1, segmentBytes);
+    }
+    return new RingChain(this, Math.max(1, Math.round((float) size / hops[0])), true, hops[1], segmentBytes);
   }
 
   /**
-   * One exchange: send {@code bytes} to a partner in segments, then receive and combine (or copy) as many from
-   * it; {@code flows} segments share the host's link at once (none when the partner is local), of which
-   * {@code inStep} start together.
+   * One piece of the two-dimensional ring: the row's reduce-scatter, the column's all-reduce, the row's
+   * all-gather, one after the other.
    */
-  private double exchange(double bytes, boolean remote, int flows, int inStep, boolean combine) {
-    int m = segments(bytes);
-    double s = bytes / m;
-    double send = snd(s);
-    double recv = combine ? red(s) : cpy(s);
-    double w = remote ? wire(s, flows) : 0;
-    double lat = remote ? alpha : localAlpha;
-    double pace = Math.max(send, w);
-    double first = send + lat + (remote ? Math.max(wire(s, inStep), queued(s, w)) : 0);
-    double lastArrival = first + (m - 1) * pace;
-    return Math.max(Math.max(m * send + m * recv, first + m * recv), lastArrival + recv);
+  private double ring2dPiece(int a, int b, int[] rowHops, int[] columnHops, double bytes) {
+    RingChain row = ringOf(a, rowHops);
+    RingChain column = ringOf(b, columnHops);
+    row.pass(a - 1, a - 1, bytes / a);
+    column.startAt(row.finish());
+    column.pass(2 * (b - 1), b - 1, bytes / ((double) a * b));
+    row.startAt(column.finish());
+    row.pass(a - 1, 0, bytes / a);
+    return row.finish();
   }
 
   /**
@@ -190,19 +222,6 @@ public final class AllReduceCostModel {
     return Math.max(wire(s, 1), w - alpha);
   }
 
-  /** One-way transfer of {@code bytes} (fold, unfold): the receiver's side. */
-  private double transfer(double bytes, boolean remote, int flows, boolean combine) {
-    int m = segments(bytes);
-    double s = bytes / m;
-    double send = snd(s);
-    double recv = combine ? red(s) : cpy(s);
-    double w = remote ? wire(s, flows) : 0;
-    double lat = remote ? alpha : localAlpha;
-    double first = send + w + lat;
-    double lastArrival = first + (m - 1) * Math.max(send, w);
-    return Math.max(first + m * recv, lastArrival + recv);
-  }
-
   /**
    * Halving-doubling on {@code n} ranks, {@code k} consecutive ones per host; {@code flowsPerHost} other groups
    * run the same at once on each host's link (hierarchical's inner groups).
@@ -211,39 +230,15 @@ public final class AllReduceCostModel {
     double v = Math.max(4, bytes / 4 * 4);
     int p = Integer.highestOneBit(n);
     int extra = n - p;
-    double t = 0;
     if (extra > 0) {
-      // Fold and unfold pair ranks 2i and 2i+1: local when they share a host.
-      // The receiving rank's first halving partner, not folded, sends its half at once: over a host's link that
-      // half shares the ingress with the fold.
-      boolean remote = k == 1;
-      boolean shared = remote && p > 1;
-      t += transfer(shared ? 1.5 * v : v, remote, flowsPerHost, true) - (shared ? 0.5 * v / reduce : 0)
-          + transfer(v, remote, flowsPerHost, false);
+      // The fold makes ranks unlike each other: every one is followed.
+      return new HalvingDoublingRanks(this, flowsPerHost, n, k, segmentBytes).seconds(v);
     }
-    double range = v;
-    int levels = Integer.numberOfTrailingZeros(p);
-    double[] sizes = new double[levels];
-    for (int i = 0; i < levels; i++) {
-      range /= 2;
-      sizes[i] = range;
-    }
-    // A host's ranks start the first step across hosts together, so their segments queue behind each other on
-    // the link; after it they leave each step one segment apart (halving: the next segment is smaller, so no
-    // longer in each other's way), and doubling's growing segments catch up again.
-    boolean first = true;
-    for (int i = 0; i < levels; i++) {
-      int mask = p >> (i + 1);
-      boolean remote = mask >= k;
-      t += exchange(sizes[i], remote, remote ? k * flowsPerHost : 1, remote && first ? k : 1, true);
-      first &= !remote;
-    }
-    for (int i = levels - 1; i >= 0; i--) {
-      int mask = p >> (i + 1);
-      boolean remote = mask >= k;
-      t += exchange(sizes[i], remote, remote ? k * flowsPerHost : 1, remote ? k : 1, false);
-    }
-    return t;
+    // The host's k ranks of this group, or its one rank of each of flowsPerHost groups: alike, so one host's
+    // stand for all.
+    HalvingDoublingChain chain = new HalvingDoublingChain(this, k * flowsPerHost, k, segmentBytes);
+    chain.run(p, v);
+    return chain.finish();
   }
 
   /**
@@ -291,10 +286,20 @@ public final class AllReduceCostModel {
     long piece = Math.min(impl.passElements(hosts, seg), (long) HierarchicalAllReduce.PIECE_SEGMENTS * seg * hosts);
     long block = Blocks.length((int) Math.min(elements, Integer.MAX_VALUE), k, 0);
     long pieces = Math.max(1, (block + piece - 1) / piece);
-    double pieceBytes = Math.min(block, piece) * 4.0;
+    long last = block - (pieces - 1) * piece;
+    // A vector shorter than k leaves some blocks empty: only the others' inner groups use the link.
+    int groups = (int) Math.min(k, elements);
+    double full = pieces > 1 ? hierarchicalPiece(inner, hosts, k, groups, piece * 4.0) : 0;
+    return (pieces - 1) * full + hierarchicalPiece(inner, hosts, k, groups, Math.max(1, last) * 4.0);
+  }
+
+  /**
+   * One piece of each rank's block: its k-1 in-place reads, the inner all-reduce across hosts ({@code groups}
+   * of them sharing each host's link), k-1 copies.
+   */
+  private double hierarchicalPiece(Algorithm inner, int hosts, int k, int groups, double pieceBytes) {
     double local = (k - 1) * (overhead + red(pieceBytes)) + (k - 1) * (overhead + cpy(pieceBytes)) + 2 * localAlpha;
-    double across = hosts > 1 ? flat(inner, hosts, pieceBytes, k) : 0;
-    return pieces * (local + across);
+    return local + (hosts > 1 ? flat(inner, hosts, pieceBytes, groups) : 0);
   }
 
   private double flat(Algorithm a, int n, double bytes, int flowsPerHost) {
@@ -312,6 +317,8 @@ public final class AllReduceCostModel {
 
   /** One ring pass of {@code bytes} across hosts whose links {@code flows} such rings share. */
   private double ringShared(int n, double bytes, int flows) {
-    return chain(2.0 * (n - 1), bytes / n, 1, flows);
+    RingChain ring = new RingChain(this, 1, true, flows, segmentBytes);
+    ring.pass(2 * (n - 1), n - 1, bytes / n);
+    return ring.finish();
   }
 }

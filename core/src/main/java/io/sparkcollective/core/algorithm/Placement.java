@@ -88,6 +88,16 @@ public final class Placement {
     return k;
   }
 
+  /** Whether every node's ranks are consecutive (a block of the group's order). */
+  public boolean consecutive() {
+    for (int[] m : members) {
+      if (m[m.length - 1] - m[0] != m.length - 1) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /** Whether some node holds several ranks of a group that spans several nodes (two levels pay off). */
   public boolean isTwoLevel() {
     return members.length > 1 && members.length < ranks;

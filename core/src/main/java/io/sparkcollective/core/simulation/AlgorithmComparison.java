@@ -103,9 +103,13 @@ public final class AlgorithmComparison {
     return picked;
   }
 
-  /** The pick's time over the best time: 1 when {@code selector} picked the fastest. */
-  public double overBest(AlgorithmSelector selector) {
-    return seconds.get(pickedBy(selector)) / bestSeconds();
+  /** {@code picked}'s time (from {@link #pickedBy}) over the best time: 1 for the fastest. */
+  public double overBest(AlgorithmChoice picked) {
+    Double t = seconds.get(picked);
+    if (t == null || t.isNaN()) {
+      throw new IllegalArgumentException(picked + " was not simulated here; pass what pickedBy returned");
+    }
+    return t / bestSeconds();
   }
 
   /** Whether a DIRECT candidate's link time alone exceeds twice {@code best}, or it takes too many messages. */

@@ -42,4 +42,12 @@ class PlacementTest {
     assertEquals(Placement.of(new int[] {5, 5, 6}).hashCode(), Placement.of(new int[] {0, 0, 1}).hashCode());
     assertNotEquals(Placement.of(new int[] {0, 1, 1}), Placement.of(new int[] {0, 0, 1}));
   }
+
+  @Test
+  void shouldTellNodesOfConsecutiveRanksFromInterleavedOnes() {
+    assertTrue(Placement.of(new int[] {0, 0, 1, 1, 2, 2}).consecutive());
+    assertTrue(Placement.flat(3).consecutive());
+    assertFalse(Placement.of(new int[] {0, 1, 0, 1}).consecutive(), "ranks 0 and 2 on one node");
+    assertFalse(Placement.of(new int[] {0, 0, 1, 0}).consecutive(), "rank 1's node interrupts node 0's block");
+  }
 }
