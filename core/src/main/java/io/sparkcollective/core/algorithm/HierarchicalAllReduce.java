@@ -121,7 +121,9 @@ public final class HierarchicalAllReduce implements AllReduceAlgorithm {
       int offI = pieceOffset(len, k, i, q, pass);
       int cntI = pieceLength(len, k, i, q, pass);
       reduceScatterInProcess(links, local, i, (int) (q * stride), q, pass);
-      if (nodes > 1) {
+      // An empty piece (a vector shorter than k leaves blocks empty, shorter blocks run out of pieces first) is
+      // empty on every process alike: its inner group has nothing to exchange.
+      if (nodes > 1 && cntI > 0) {
         // What this rank sends must equal its own copy (DIRECT folds its own copy in).
         links.roundToWire(offI, cntI);
         inner.allReduce(across.window((int) (q * stride + 1), offI, cntI));
