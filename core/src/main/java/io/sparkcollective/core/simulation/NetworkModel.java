@@ -40,6 +40,9 @@ public final class NetworkModel {
     double burstBytes;
     double burstPeakFactor = 1;
     int machineCores;
+    /** Rates of a rank's work on memory alone (0: the message rates). */
+    double memoryReduceBytesPerSecond;
+    double memoryCopyBytesPerSecond;
 
     @Override
     protected Values clone() {
@@ -69,6 +72,8 @@ public final class NetworkModel {
     positive("slow factor", v.slowFactor);
     notNegative("burst", v.burstBytes);
     positive("burst peak factor", v.burstPeakFactor);
+    notNegative("memory reduction rate", v.memoryReduceBytesPerSecond);
+    notNegative("memory copy rate", v.memoryCopyBytesPerSecond);
     if (v.machineCores < 0) {
       throw new IllegalArgumentException("machine cores must not be negative, was " + v.machineCores);
     }
@@ -165,6 +170,28 @@ public final class NetworkModel {
     Values v = copy();
     v.machineCores = cores;
     return new NetworkModel(v);
+  }
+
+  /**
+   * The same with other rates for a rank's work on memory alone: copying its own vector aside and combining or
+   * copying it back, and reading a vector of another rank of its host in place. By default these are the
+   * message rates; on loopback, where every message's bytes also pass through the kernel, they are not.
+   */
+  public NetworkModel memory(double reduceBytesPerSecond, double copyBytesPerSecond) {
+    Values v = copy();
+    v.memoryReduceBytesPerSecond = reduceBytesPerSecond;
+    v.memoryCopyBytesPerSecond = copyBytesPerSecond;
+    return new NetworkModel(v);
+  }
+
+  /** Bytes per second a rank combines working on memory alone. */
+  public double memoryReduceBytesPerSecond() {
+    return values.memoryReduceBytesPerSecond > 0 ? values.memoryReduceBytesPerSecond : values.reduceBytesPerSecond;
+  }
+
+  /** Bytes per second a rank copies working on memory alone. */
+  public double memoryCopyBytesPerSecond() {
+    return values.memoryCopyBytesPerSecond > 0 ? values.memoryCopyBytesPerSecond : values.copyBytesPerSecond;
   }
 
   public int machineCores() {

@@ -251,21 +251,21 @@ public final class NetworkSimulator {
           }
           break;
         case RankSchedule.STASH:
-          work(r, bytes(n) / model.copyBytesPerSecond());
+          work(r, bytes(n) / model.memoryCopyBytesPerSecond());
           if (vectors != null) {
             stash[r] = Arrays.copyOfRange(vectors[r], off, off + n);
           }
           pc[r]++;
           break;
         case RankSchedule.COPY_FROM_STASH:
-          work(r, bytes(n) / model.copyBytesPerSecond());
+          work(r, bytes(n) / model.memoryCopyBytesPerSecond());
           if (vectors != null) {
             System.arraycopy(stash[r], 0, vectors[r], off, n);
           }
           pc[r]++;
           break;
         case RankSchedule.REDUCE_FROM_STASH:
-          work(r, bytes(n) / model.reduceBytesPerSecond());
+          work(r, bytes(n) / model.memoryReduceBytesPerSecond());
           if (vectors != null) {
             System.arraycopy(stash[r], 0, scratch, off, n);
             Kernels.reduce(vectors[r], scratch, off, n, op);
@@ -406,9 +406,10 @@ public final class NetworkSimulator {
     }
     double rate = reduce ? model.reduceBytesPerSecond() : model.copyBytesPerSecond();
     if (mShared[m]) {
-      // The whole range, read in place from the sender's vector.
+      // The whole range, read in place from the sender's vector: work on memory, no message to take apart.
       expect(r, m, peer, step, off, n);
-      work(r, model.overheadSeconds() + bytes(n) / rate);
+      double inPlace = reduce ? model.memoryReduceBytesPerSecond() : model.memoryCopyBytesPerSecond();
+      work(r, model.overheadSeconds() + bytes(n) / inPlace);
       if (vectors != null) {
         combine(vectors[r], vectors[peer], off, n, reduce);
       }
