@@ -13,8 +13,9 @@ import java.util.regex.Pattern;
 
 /**
  * Turns the outputs of {@code benchmarks/compare-tcp.sh} into {@code report.md} (latency and busbw of
- * spark-collective against Open MPI over TCP, as ratios from the same sitting, with the iperf3 ceiling) and
- * {@code chart.png} and {@code chart.svg} (busbw against message size).
+ * spark-collective against every peer that ran: Open MPI, Gloo's three all-reduces, XGBoost4J's collective;
+ * each cell's ratio against the best peer of that cell, all from the same sitting, with the iperf3 ceiling) and
+ * {@code chart.png} (busbw against message size).
  */
 public final class SweepReport {
   private SweepReport() {}
@@ -64,21 +65,33 @@ public final class SweepReport {
     return v;
   }
 
+  /** The peers compare-tcp.sh can run, by the name of their output ({@code <name>-<N>.txt}) and their label. */
+  private static final String[][] PEERS = {{"mpi", "Open MPI"}, {"gloo-ring", "Gloo ring"},
+      {"gloo-ring_chunked", "Gloo ring_chunked"}, {"gloo-halving_doubling", "Gloo halving_doubling"},
+      {"xgboost4j", "XGBoost4J"}};
+
   public static void main(String[] args) throws IOException {
     Path dir = Paths.get(args[0]);
     boolean shm = "shm".equals(System.getProperty("transport", "tcp"));
-    String peer = shm ? "Open MPI shm" : "Open MPI TCP";
+    String mpiLabel = shm ? "Open MPI shm" : "Open MPI TCP";
     StringBuilder md = new StringBuilder(shm
         ? "# Same-host all-reduce: spark-collective with shared-memory payloads vs Open MPI (shared memory)\n\n"
-        : "# TCP all-reduce on loopback: spark-collective vs Open MPI (TCP)\n\n");
-    md.append("float32 SUM, one process per rank, medians of 7 repetitions, measured back to back. Ratios < 1 for ")
-        .append("latency and > 1 for busbw favour spark-collective.\n");
+        : "# TCP all-reduce on loopback: spark-collective vs every peer\n\n");
+    md.append("float32 SUM, one process per rank, medians of 7 repetitions, every program back to back in one ")
+        .append("sitting. Ratios are ours over the best peer of the cell: below 1 for latency (4 bytes) and above ")
+        .append("1 for busbw favour spark-collective.\n");
     LineChart chart = new LineChart("all-reduce busbw vs message size, float32 SUM on loopback", "bytes",
         "busbw (GB/s)").bytesX();
     for (int i = 1; i < args.length; i++) {
       int n = Integer.parseInt(args[i]);
-      Map<Long, Row> mpi = parseTable(dir.resolve("mpi-" + n + ".txt"));
       Map<Long, Row> ours = parseTable(dir.resolve("collective-" + n + ".txt"));
+      Map<String, Map<Long, Row>> peers = new LinkedHashMap<>();
+      for (String[] p : PEERS) {
+        Map<Long, Row> rows = parseTable(dir.resolve(p[0] + "-" + n + ".txt"));
+        if (!rows.isEmpty()) {
+          peers.put(p[0].equals("mpi") ? mpiLabel : p[1], rows);
+        }
+      }
       double iperf = iperfGbytesPerSecond(dir.resolve("iperf-" + n + ".json"));
       md.append(String.format(Locale.ROOT, "%n## N = %d (iperf3 loopback, %d streams of 1 MiB writes: %.2f GB/s)%n%n",
           n, n, iperf));
@@ -88,23 +101,46 @@ public final class SweepReport {
         md.append(String.format(Locale.ROOT, "Loopback ceiling for an all-reduce over TCP: busbw <= iperf3 / N = "
             + "%.3f GB/s.%n%n", iperf / n));
       }
-      md.append("| bytes | MPI median us | ours median us | latency ratio | MPI busbw GB/s | ours busbw GB/s | ")
-          .append("busbw ratio |\n|---:|---:|---:|---:|---:|---:|---:|\n");
+      md.append("Median us per all-reduce (busbw GB/s).\n\n| bytes | ours |");
+      for (String peer : peers.keySet()) {
+        md.append(' ').append(peer).append(" |");
+      }
+      md.append(" best peer | ours / best |\n|---:|---:|");
+      for (int k = 0; k < peers.size(); k++) {
+        md.append("---:|");
+      }
+      md.append("---|---:|\n");
       for (Map.Entry<Long, Row> e : ours.entrySet()) {
         Row o = e.getValue();
-        Row m = mpi.get(e.getKey());
-        md.append(String.format(Locale.ROOT, "| %d | %s | %.1f | %s | %s | %.3f | %s |%n", o.bytes,
-            m == null ? "-" : String.format(Locale.ROOT, "%.1f", m.medianUs), o.medianUs,
-            m == null ? "-" : String.format(Locale.ROOT, "%.2f", o.medianUs / m.medianUs),
-            m == null ? "-" : String.format(Locale.ROOT, "%.3f", m.busbw), o.busbw,
-            m == null || m.busbw < 0.001 ? "-" : String.format(Locale.ROOT, "%.2f", o.busbw / m.busbw)));
+        boolean latency = o.bytes <= 4;
+        md.append(String.format(Locale.ROOT, "| %d | %s |", o.bytes, cell(o)));
+        String best = null;
+        Row bestRow = null;
+        for (Map.Entry<String, Map<Long, Row>> p : peers.entrySet()) {
+          Row m = p.getValue().get(o.bytes);
+          md.append(' ').append(m == null ? "-" : cell(m)).append(" |");
+          if (m != null && (bestRow == null || (latency ? m.medianUs < bestRow.medianUs : m.busbw > bestRow.busbw))) {
+            best = p.getKey();
+            bestRow = m;
+          }
+        }
+        String ratio = bestRow == null ? "-" : latency
+            ? String.format(Locale.ROOT, "%.2f (time)", o.medianUs / bestRow.medianUs)
+            : String.format(Locale.ROOT, "%.2f", o.busbw / bestRow.busbw);
+        md.append(' ').append(best == null ? "-" : best).append(" | ").append(ratio).append(" |\n");
       }
       addSeries(chart, "spark-collective N=" + n, ours, false);
-      addSeries(chart, peer + " N=" + n, mpi, true);
+      for (Map.Entry<String, Map<Long, Row>> p : peers.entrySet()) {
+        addSeries(chart, p.getKey() + " N=" + n, p.getValue(), true);
+      }
     }
     Files.writeString(dir.resolve("report.md"), md.toString());
     chart.write(dir.resolve("chart.png"));
     System.out.print(md);
+  }
+
+  private static String cell(Row r) {
+    return String.format(Locale.ROOT, r.busbw >= 0.001 ? "%.1f (%.3f)" : "%.1f", r.medianUs, r.busbw);
   }
 
   private static void addSeries(LineChart chart, String name, Map<Long, Row> rows, boolean dashed) {

@@ -19,7 +19,8 @@ import io.sparkcollective.core.config.Tuning;
  * <p>Told the link (the seven-argument constructor: {@code algorithm.linkMbps} and the latency of a message
  * between hosts, {@code algorithm.stepMicros}), AUTO takes the candidate that {@link AllReduceCostModel}
  * predicts fastest for the group's size and placement: RING, HALVING_DOUBLING, DIRECT, RING_2D where the group
- * size has factors, and HIERARCHICAL over each of the first three when processes hold several ranks. The
+ * size has factors and hosts hold equal blocks of consecutive ranks, and HIERARCHICAL over each of the first
+ * three when processes hold several ranks. The
  * fixed table cannot follow the group size: at 256 ranks on 10 Gbit/s links HALVING_DOUBLING beats RING up
  * to 64 MiB (the ring's 2(N-1) latencies), at 16 ranks DIRECT beats it for small messages, at 100 ranks RING
  * loses to it up to 1 MiB (see README "Scale on a simulated network", where the simulator judges both). RING
