@@ -74,6 +74,12 @@ public final class TcpTransport implements Transport {
   /** What came from each peer over its connection, and how fast. */
   private final LinkReceipts receipts;
   private volatile boolean closed;
+  /**
+   * Held while this rank records its failure and queues its ABORT notices, and while it queues its LEAVEs: a
+   * thread woken by the failure (the rank's own, which then closes) cannot queue a LEAVE before the ABORTs, so
+   * peers learn why the rank failed before that it left.
+   */
+  private final Object notices = new Object();
 
   TcpTransport(TcpEndpoint endpoint, long groupId, String groupName, int rank, List<InetSocketAddress> peers,
       String[] peerKeys) {
@@ -347,18 +353,20 @@ public final class TcpTransport implements Transport {
 
   @Override
   public void abort(CollectiveException cause) {
-    inbox.fail(cause);
-    if (!inbox.claimAbortNotice()) {
-      return;
-    }
-    int origin = inbox.failureOrigin(rank);
-    String reason = inbox.failureReason();
-    for (int p = 0; p < size; p++) {
-      if (p == rank) {
-        continue;
+    synchronized (notices) {
+      inbox.fail(cause);
+      if (!inbox.claimAbortNotice()) {
+        return;
       }
-      ByteBuf out = ControlMessages.abort(PooledByteBufAllocator.DEFAULT, groupId, rank, p, origin, reason);
-      endpoint.writeWithoutWaiting(connectionKeys[p], peerKeys[p], peerAddresses[p], out);
+      int origin = inbox.failureOrigin(rank);
+      String reason = inbox.failureReason();
+      for (int p = 0; p < size; p++) {
+        if (p == rank) {
+          continue;
+        }
+        ByteBuf out = ControlMessages.abort(PooledByteBufAllocator.DEFAULT, groupId, rank, p, origin, reason);
+        endpoint.writeWithoutWaiting(connectionKeys[p], peerKeys[p], peerAddresses[p], out);
+      }
     }
   }
 
@@ -391,12 +399,14 @@ public final class TcpTransport implements Transport {
     endpoint.unregister(this);
     inbox.fail(new CollectiveException("rank " + rank + " of group " + groupName + " is closed"));
     inbox.close();
-    for (int p = 0; p < size; p++) {
-      if (p == rank) {
-        continue;
+    synchronized (notices) {
+      for (int p = 0; p < size; p++) {
+        if (p == rank) {
+          continue;
+        }
+        ByteBuf out = ControlMessages.leave(PooledByteBufAllocator.DEFAULT, groupId, rank, p);
+        endpoint.writeWithoutWaiting(connectionKeys[p], peerKeys[p], peerAddresses[p], out);
       }
-      ByteBuf out = ControlMessages.leave(PooledByteBufAllocator.DEFAULT, groupId, rank, p);
-      endpoint.writeWithoutWaiting(connectionKeys[p], peerKeys[p], peerAddresses[p], out);
     }
   }
 }
