@@ -24,7 +24,9 @@ from ._version import PLUGIN_VERSION
 
 ANNOUNCEMENT = "spark-collective-python"
 SEGMENT_PREFIX = "spark-collective-py-"
-PROTOCOL = 2
+PROTOCOL = 3
+#: Seconds to wait for the executor's answer to HELLO (it closes a connection that says nothing for 10 s).
+HELLO_WAIT_S = 30.0
 HELLO, MAP, CALL, UNMAP = 1, 2, 3, 4
 MIN_SEGMENT = 1 << 20
 _LEN = struct.Struct("<I")
@@ -78,6 +80,7 @@ class Channel:
                 f"Python package (spark_collective) belongs to {PLUGIN_VERSION}: install the package of the "
                 "jar's version (or ship its zip with --py-files)")
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._sock.settimeout(HELLO_WAIT_S)
         try:
             self._sock.connect(info["socket"])
         except OSError as e:
@@ -100,6 +103,10 @@ class Channel:
             self.jvm_version, at = _string(reply, 9)
             self.group, at = _string(reply, at)
             self.segment_dir, at = _string(reply, at)
+            (answer_within_ms,) = struct.unpack_from("<q", reply, at)
+            # Every later request is answered within that (the formation's and an operation's timeouts, and a
+            # margin): waiting longer would only hide an executor that stopped answering.
+            self._sock.settimeout(answer_within_ms / 1000.0)
         except BaseException:
             self.close()
             raise
@@ -108,6 +115,11 @@ class Channel:
         try:
             self._sock.sendall(_LEN.pack(len(body)) + body)
             reply = self._read(_LEN.unpack(self._read(4))[0])
+        except socket.timeout as e:
+            raise errors.CollectiveTimeoutError(
+                f"this executor's spark-collective channel did not answer within {self._sock.gettimeout():.0f} s "
+                "(longer than its group formation and operation timeouts together): the executor is stuck or "
+                "overloaded") from e
         except (ConnectionError, EOFError, OSError) as e:
             raise errors.CollectiveError(f"the connection to this executor's spark-collective channel broke: {e}") \
                 from e

@@ -330,6 +330,11 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     /** What this rank did in the group, reported to the driver when the task ends. */
     private StageStats stats;
 
+    @Override
+    public long answerWithinMs() {
+      return config.joinTimeoutMs() + config.operationTimeoutMs() + PythonSession.ANSWER_MARGIN_MS;
+    }
+
     TaskGroup(BarrierTaskContext task, String name) {
       this.name = name;
       this.rank = task.partitionId();

@@ -67,6 +67,12 @@ final class PythonChannel implements Closeable {
 
     /** {@code session} is closed when the task ends, however it ends. */
     void attach(Closeable session);
+
+    /**
+     * The longest a request of this task's worker can take to be answered: the group's formation and an
+     * operation each run out their timeouts before the reply says so. The worker gives up waiting after it.
+     */
+    long answerWithinMs();
   }
 
   private final Path dir;

@@ -42,7 +42,8 @@ import org.slf4j.MDC;
  *
  *   HELLO  "SCPY" u16 protocol, token[32], u8 byte order (0 little, 1 big), str version,
  *          i64 task attempt id, i32 stage id, i32 stage attempt, i32 partition id
- *          -> OK i32 rank, i32 size, str version, str group, str segment directory
+ *          -> OK i32 rank, i32 size, str version, str group, str segment directory, i64 ms within which
+ *          every later request is answered (the worker stops waiting after that)
  *   MAP    i64 capacity, str path: a segment of the worker's (a file it made in the segment directory,
  *          owner-only, named spark-collective-py-*); mapped here and deleted, so nothing is left when either side
  *          dies. A worker maps several: one it stages arrays through, and one per array it allocated in shared
@@ -65,7 +66,9 @@ import org.slf4j.MDC;
 /** One Python worker's connection to its executor, served on a thread of its own. */
 final class PythonSession implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(PythonSession.class);
-  static final int PROTOCOL = 2;
+  static final int PROTOCOL = 3;
+  /** Added to the formation's and an operation's timeouts in what a worker is told to wait for a reply. */
+  static final long ANSWER_MARGIN_MS = 30_000;
   static final byte HELLO = 1;
   static final byte MAP = 2;
   static final byte CALL = 3;
@@ -208,6 +211,7 @@ final class PythonSession implements Closeable {
     putString(reply, PluginVersion.VERSION);
     putString(reply, task.group());
     putString(reply, channel.segmentDir().toString());
+    reply.putLong(task.answerWithinMs());
     send();
     return true;
   }

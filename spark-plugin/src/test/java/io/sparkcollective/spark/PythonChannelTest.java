@@ -86,6 +86,11 @@ class PythonChannelTest {
       }
 
       @Override
+      public long answerWithinMs() {
+        return 45_000;
+      }
+
+      @Override
       public void attach(Closeable session) {
         synchronized (attached) {
           attached.add(session);
@@ -294,6 +299,8 @@ class PythonChannelTest {
       ByteBuffer hello = c.hello(token(), PluginVersion.VERSION, 100 + rank, rank);
       assertEquals(PythonSession.OK, hello.get(0), () -> errorText(hello));
       assertEquals(rank, hello.getInt(1));
+      // The reply ends with how long the worker may wait for any later answer: the task's own figure.
+      assertEquals(45_000, hello.getLong(hello.limit() - Long.BYTES));
       Path seg = segments.resolve("spark-collective-py-" + rank);
       long capacity = 1 << 20;
       MappedByteBuffer m;
