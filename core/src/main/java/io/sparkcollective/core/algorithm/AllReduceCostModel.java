@@ -24,7 +24,8 @@ import io.sparkcollective.core.api.Blocks;
  *
  * The rings and halving-doubling on powers of two come out within 2% of the simulation, the rest within about
  * 15% (CostModelAgainstSimulationTest), which is all AUTO needs: near a crossover any of the close candidates
- * is good. A prediction costs a few milliseconds at most, paid once per size class and placement.
+ * is good. A prediction costs up to about 30 ms (1000 ranks, folded halving-doubling), once per size class and
+ * placement.
  */
 
 /** Predicted seconds of each all-reduce on a known network: what AUTO minimises when told the link. */
