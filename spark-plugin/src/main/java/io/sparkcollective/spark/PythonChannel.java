@@ -41,6 +41,8 @@ final class PythonChannel implements Closeable {
   static final int MAX_SESSIONS = 64;
   /** A connection that has not authenticated within this is closed. */
   static final long HELLO_TIMEOUT_MS = 10_000;
+  /** Longest path of a Unix-domain socket on Linux (sun_path holds 108 bytes with the terminating zero). */
+  static final int MAX_SOCKET_PATH = 107;
   private final long helloTimeoutMs;
 
   /** What a session needs of the executor: the running barrier tasks. */
@@ -111,8 +113,33 @@ final class PythonChannel implements Closeable {
 
   static PythonChannel open(File[] localDirs, Path segmentDir, Tasks tasks, long helloTimeoutMs)
       throws IOException {
-    Path dir = Files.createTempDirectory("sc-py-", PosixFilePermissions.asFileAttribute(
-        PosixFilePermissions.fromString("rwx------")));
+    return open(localDirs, segmentDir, tasks, helloTimeoutMs, Path.of(System.getProperty("java.io.tmpdir")));
+  }
+
+  /**
+   * As above, with the socket's directory made in {@code tmp}, or, when a socket there would have a longer path
+   * than a Unix-domain socket can ({@link #MAX_SOCKET_PATH} bytes), in the first of /tmp, /dev/shm and /var/tmp
+   * where it fits.
+   */
+  static PythonChannel open(File[] localDirs, Path segmentDir, Tasks tasks, long helloTimeoutMs, Path tmp)
+      throws IOException {
+    Path dir = null;
+    List<Path> tried = new ArrayList<>();
+    for (Path base : new Path[] {tmp, Path.of("/tmp"), Path.of("/dev/shm"), Path.of("/var/tmp")}) {
+      Path b = base.toAbsolutePath();
+      tried.add(b);
+      // The directory's name is the prefix and a number of at most 20 digits; the socket is "s" in it.
+      if (b.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length + 1 + "sc-py-".length() + 20 + 2
+          <= MAX_SOCKET_PATH && Files.isDirectory(b) && Files.isWritable(b)) {
+        dir = Files.createTempDirectory(b, "sc-py-", PosixFilePermissions.asFileAttribute(
+            PosixFilePermissions.fromString("rwx------")));
+        break;
+      }
+    }
+    if (dir == null) {
+      throw new IOException("no directory for the Python workers' socket: a Unix-domain socket's path has at most "
+          + MAX_SOCKET_PATH + " bytes, and none of " + tried + " is short enough and writable");
+    }
     ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
     PythonChannel c;
     try {

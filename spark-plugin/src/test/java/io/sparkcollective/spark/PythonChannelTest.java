@@ -2,6 +2,7 @@ package io.sparkcollective.spark;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkcollective.core.api.Communicator;
@@ -191,6 +192,21 @@ class PythonChannelTest {
 
   private byte[] token() throws IOException {
     return HexFormat.of().parseHex(announcement().get("token"));
+  }
+
+  @Test
+  void shouldOpenItsSocketWhereThePathFitsWhenTheTemporaryDirectoryIsTooDeep() throws IOException {
+    channel.close();
+    // 130 bytes of directory names: a socket below it could not be bound (at most 107 bytes).
+    Path deep = Files.createDirectories(local.resolve("d".repeat(60)).resolve("e".repeat(60)));
+    channel = PythonChannel.open(new File[] {local.toFile()}, segments, this::task, 500, deep);
+    String socket = announcement().get("socket");
+    assertTrue(socket.getBytes(StandardCharsets.UTF_8).length <= PythonChannel.MAX_SOCKET_PATH, socket);
+    assertFalse(socket.startsWith(deep.toString()), socket);
+    try (Client c = new Client()) {
+      ByteBuffer hello = c.hello(token(), PluginVersion.VERSION, 100, 0);
+      assertEquals(PythonSession.OK, hello.get(0), () -> errorText(hello));
+    }
   }
 
   @Test
