@@ -1,11 +1,15 @@
 package io.sparkcollective.benchmarks;
 
+import io.sparkcollective.core.api.DType;
 import io.sparkcollective.core.api.DataBuffer;
 import io.sparkcollective.core.api.ReduceOp;
 import io.sparkcollective.core.kernel.Elements;
+import io.sparkcollective.core.kernel.HalfFloats;
 import io.sparkcollective.core.kernel.Kernels;
 import io.sparkcollective.core.kernel.Scratch;
 import io.sparkcollective.core.kernel.WireBuffer;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -24,6 +28,11 @@ import org.openjdk.jmh.annotations.Warmup;
  * loop (the speed the kernel must keep at least 80% of) and a copy of the same bytes (faster than any
  * reduction can be). {@code segmentReduceF32} is the path a received segment takes: bulk copy out of the
  * little-endian wire buffer into scratch, then the kernel.
+ *
+ * <p>Half precision, against the same copy: {@code segmentWriteF32} (a segment into a frame, as sent),
+ * {@code segmentWriteBf16Wire} and {@code segmentReduceBf16Wire} (the same with bfloat16 on the wire: narrowed
+ * on the way out, widened and summed on the way in), {@code stageAndCommitF16} and {@code stageAndCommitBf16}
+ * (an F16 or BF16 vector widened to F32 before an all-reduce and narrowed back after it).
  *
  * <p>Run: {@code java -jar benchmarks/target/benchmarks.jar KernelBenchmark}.
  */
@@ -45,6 +54,12 @@ public class KernelBenchmark {
   private final Scratch scratch = new Scratch();
   private int segment;
 
+  private WireBuffer bf16Wire;
+  private Elements bf16Target;
+  private Elements f32Source;
+  private ByteBuffer f16;
+  private ByteBuffer bf16;
+
   @Setup
   public void setUp() {
     a = new float[floats];
@@ -57,6 +72,55 @@ public class KernelBenchmark {
     wire = new WireBuffer(segment * 4, true);
     Elements.open(DataBuffer.of(b, 0, segment), scratch, 0).write(0, segment, wire);
     target = Elements.open(DataBuffer.of(a), scratch, 0);
+    f32Source = Elements.open(DataBuffer.of(b), scratch, 0);
+    bf16Wire = new WireBuffer(segment * 4, true);
+    Elements.openBf16Wire(DataBuffer.of(b, 0, segment), scratch, 0).write(0, segment, bf16Wire);
+    bf16Target = Elements.openBf16Wire(DataBuffer.of(a), scratch, 0);
+    f16 = ByteBuffer.allocateDirect(floats * 2).order(ByteOrder.LITTLE_ENDIAN);
+    bf16 = ByteBuffer.allocateDirect(floats * 2).order(ByteOrder.LITTLE_ENDIAN);
+    for (int i = 0; i < floats; i++) {
+      f16.putShort(2 * i, HalfFloats.floatToF16(b[i]));
+      bf16.putShort(2 * i, HalfFloats.floatToBf16(b[i]));
+    }
+  }
+
+  @Benchmark
+  public WireBuffer segmentWriteF32() {
+    for (int off = 0; off < floats; off += segment) {
+      f32Source.write(off, segment, wire);
+    }
+    return wire;
+  }
+
+  @Benchmark
+  public WireBuffer segmentWriteBf16Wire() {
+    Elements source = Elements.openBf16Wire(DataBuffer.of(b), scratch, 0);
+    for (int off = 0; off < floats; off += segment) {
+      source.write(off, segment, bf16Wire);
+    }
+    return bf16Wire;
+  }
+
+  @Benchmark
+  public Elements segmentReduceBf16Wire() {
+    for (int off = 0; off < floats; off += segment) {
+      bf16Target.reduce(off, segment, bf16Wire, ReduceOp.SUM, scratch);
+    }
+    return bf16Target;
+  }
+
+  @Benchmark
+  public Elements stageAndCommitF16() {
+    Elements e = Elements.open(DataBuffer.of(f16, DType.F16), scratch, 1);
+    e.commit();
+    return e;
+  }
+
+  @Benchmark
+  public Elements stageAndCommitBf16() {
+    Elements e = Elements.open(DataBuffer.of(bf16, DType.BF16), scratch, 1);
+    e.commit();
+    return e;
   }
 
   @Benchmark
