@@ -36,10 +36,6 @@ final class HalvingDoublingChain {
     this.arrival = new double[this.positions][];
   }
 
-  void startAt(double t) {
-    java.util.Arrays.fill(clock, t);
-  }
-
   double finish() {
     double t = 0;
     for (double c : clock) {

@@ -92,9 +92,11 @@ public final class NetworkModel {
     }
   }
 
-  /** A copy of this model's settings to change one of. */
-  private Values copy() {
-    return values.clone();
+  /** This model with {@code change} made to a copy of its settings. */
+  private NetworkModel with(java.util.function.Consumer<Values> change) {
+    Values v = values.clone();
+    change.accept(v);
+    return new NetworkModel(v);
   }
 
   /**
@@ -111,41 +113,37 @@ public final class NetworkModel {
 
   /** The same with {@code k} ranks on every host (ranks {@code h*k .. h*k+k-1} on host h). */
   public NetworkModel ranksPerHost(int k) {
-    Values v = copy();
-    v.ranksPerHost = k;
-    return new NetworkModel(v);
+    return with(v -> v.ranksPerHost = k);
   }
 
   /** The same with another latency per message between hosts. */
   public NetworkModel latency(double seconds) {
-    Values v = copy();
-    v.latencySeconds = seconds;
-    return new NetworkModel(v);
+    return with(v -> v.latencySeconds = seconds);
   }
 
   /** The same with host {@code host}'s link at {@code factor} of the rate (e.g. 0.1), both ways. */
   public NetworkModel slowHost(int host, double factor) {
-    Values v = copy();
-    v.slowHost = host;
-    v.slowFactor = factor;
-    return new NetworkModel(v);
+    return with(v -> {
+      v.slowHost = host;
+      v.slowFactor = factor;
+    });
   }
 
   /** The same with other CPU costs: seconds per message on each side, and bytes per second reduced and copied. */
   public NetworkModel cpu(double overheadSeconds, double reduceBytesPerSecond, double copyBytesPerSecond) {
-    Values v = copy();
-    v.overheadSeconds = overheadSeconds;
-    v.reduceBytesPerSecond = reduceBytesPerSecond;
-    v.copyBytesPerSecond = copyBytesPerSecond;
-    return new NetworkModel(v);
+    return with(v -> {
+      v.overheadSeconds = overheadSeconds;
+      v.reduceBytesPerSecond = reduceBytesPerSecond;
+      v.copyBytesPerSecond = copyBytesPerSecond;
+    });
   }
 
   /** The same with another latency between ranks of one host and another header size per message. */
   public NetworkModel local(double localLatencySeconds, int headerBytes) {
-    Values v = copy();
-    v.localLatencySeconds = localLatencySeconds;
-    v.headerBytes = headerBytes;
-    return new NetworkModel(v);
+    return with(v -> {
+      v.localLatencySeconds = localLatencySeconds;
+      v.headerBytes = headerBytes;
+    });
   }
 
   /**
@@ -154,10 +152,10 @@ public final class NetworkModel {
    * the link was idle, the rest at the rate. Without it (the default) a link always moves at its rate.
    */
   public NetworkModel burst(double bytes, double peakFactor) {
-    Values v = copy();
-    v.burstBytes = bytes;
-    v.burstPeakFactor = peakFactor;
-    return new NetworkModel(v);
+    return with(v -> {
+      v.burstBytes = bytes;
+      v.burstPeakFactor = peakFactor;
+    });
   }
 
   /**
@@ -167,9 +165,7 @@ public final class NetworkModel {
    * copy rate set to what a core copies through a socket.
    */
   public NetworkModel machineCores(int cores) {
-    Values v = copy();
-    v.machineCores = cores;
-    return new NetworkModel(v);
+    return with(v -> v.machineCores = cores);
   }
 
   /**
@@ -178,10 +174,10 @@ public final class NetworkModel {
    * message rates; on loopback, where every message's bytes also pass through the kernel, they are not.
    */
   public NetworkModel memory(double reduceBytesPerSecond, double copyBytesPerSecond) {
-    Values v = copy();
-    v.memoryReduceBytesPerSecond = reduceBytesPerSecond;
-    v.memoryCopyBytesPerSecond = copyBytesPerSecond;
-    return new NetworkModel(v);
+    return with(v -> {
+      v.memoryReduceBytesPerSecond = reduceBytesPerSecond;
+      v.memoryCopyBytesPerSecond = copyBytesPerSecond;
+    });
   }
 
   /** Bytes per second a rank combines working on memory alone. */
