@@ -146,6 +146,9 @@ class Communicator:
             same shape and dtype on every rank.
         :param op: ``"sum"``, ``"avg"`` (floating point only), ``"min"``, ``"max"`` or ``"prod"``.
         :param wire: ``"bf16"`` sends a float32 array as bfloat16 (half the bytes, sums still in float32).
+            A float16 array travels in its own 16 bits by default (sums in float32, each partial sum rounded
+            to float16 where it is sent on); ``"f32"`` is the exact mode: float32 on the wire (twice the
+            bytes) and one rounding, at the end.
         """
         a = _check_array(array, "all_reduce")
         code = _op(op, "all_reduce", a.dtype)
@@ -237,7 +240,12 @@ class Communicator:
             if a.dtype != np.float32:
                 raise CollectiveUsageError(f"all_reduce: wire='bf16' compresses float32 arrays, not {a.dtype}")
             return 1
-        raise CollectiveUsageError(f"all_reduce: unknown wire type {wire!r}; None or 'bf16'")
+        if str(wire).lower() in ("f32", "float32", "exact"):
+            if a.dtype != np.float16:
+                raise CollectiveUsageError(f"all_reduce: wire='f32' (the exact mode) is for float16 arrays, "
+                                           f"not {a.dtype}")
+            return 2
+        raise CollectiveUsageError(f"all_reduce: unknown wire type {wire!r}; None, 'bf16' or 'f32'")
 
 
 _current: Optional[Communicator] = None

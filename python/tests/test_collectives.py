@@ -43,7 +43,8 @@ def check(got: np.ndarray, inputs, dtype: str, op: str, what: str) -> None:
     if dtype.startswith("int") or op in ("min", "max"):
         np.testing.assert_array_equal(got, ref.astype(dtype), err_msg=what)
         return
-    # Floats: sums in the element type (float16: in float32, rounded once), in the algorithm's order.
+    # Floats: sums in the element type in the algorithm's order (float16: in float32, each partial sum rounded to
+    # float16 where it is sent on, up to size - 1 roundings and one at the end).
     eps = {"float16": 2.0 ** -10, "float32": 2.0 ** -23, "float64": 2.0 ** -52}[dtype]
     scale = sum(np.abs(x.astype(np.float64)) for x in inputs) if op != "prod" else np.abs(ref)
     if op == "avg":
@@ -107,7 +108,22 @@ def _other_collectives_task(it):
     comm.barrier()
     bf = seeded(8, r, (4096,), "float32", "sum")
     comm.all_reduce(bf, wire="bf16")
-    yield r, block, gathered, out, b, bf
+    # float16 in its own 16 bits (the default) and in the exact mode (float32 on the wire, rounded once).
+    half = halves(r)
+    exact_half = half.copy()
+    comm.all_reduce(half)
+    comm.all_reduce(exact_half, wire="f32")
+    try:
+        comm.all_reduce(np.zeros(4, np.float32), wire="f32")
+        misuse = None
+    except spark_collective.CollectiveUsageError as e:
+        misuse = str(e)
+    yield r, block, gathered, out, b, bf, half, exact_half, misuse
+
+
+def halves(rank: int) -> np.ndarray:
+    """Multiples of 1/8 below 125 in magnitude: exact in float16, and so are sums of four of them in float32."""
+    return (np.random.default_rng([9, rank]).integers(-1000, 1000, size=1 << 18) / 8).astype(np.float16)
 
 
 def test_reduce_scatter_all_gather_broadcast_barrier_and_bf16_wire(sc):
@@ -115,7 +131,7 @@ def test_reduce_scatter_all_gather_broadcast_barrier_and_bf16_wire(sc):
                      key=lambda x: x[0])
     full = reference([seeded(7, r, (1001,), "float64", "sum") for r in range(TASKS)], "float64", "sum")
     bounds = np.cumsum([0] + [1001 // TASKS + (1 if i < 1001 % TASKS else 0) for i in range(TASKS)])
-    for r, block, gathered, out, b, bf in results:
+    for r, block, gathered, out, b, bf, _, _, _ in results:
         np.testing.assert_allclose(block, full[bounds[r]:bounds[r + 1]], rtol=0, atol=1e-12)
         np.testing.assert_array_equal(gathered, np.stack([np.arange(5) + 10 * k for k in range(TASKS)]))
         np.testing.assert_array_equal(out, np.stack([np.full((2, 3), k, np.float32) for k in range(TASKS)]))
@@ -128,6 +144,16 @@ def test_reduce_scatter_all_gather_broadcast_barrier_and_bf16_wire(sc):
     assert not np.array_equal(bf0, exact.astype(np.float32)), "bf16 wire left the float32 sum exact"
     for r in range(1, TASKS):
         assert results[r][5].tobytes() == bf0.tobytes()
+    inputs = [halves(r).astype(np.float64) for r in range(TASKS)]
+    total = sum(inputs[1:], inputs[0].copy())
+    magnitude = sum(np.abs(x) for x in inputs)
+    u = 2.0 ** -11
+    for r, *_, half, exact_half, misuse in results:
+        np.testing.assert_array_equal(exact_half, total.astype(np.float16), err_msg=f"rank {r}: exact mode")
+        err = np.abs(half.astype(np.float64) - total)
+        assert np.all(err <= (TASKS - 1) * u * magnitude + u * np.abs(total)), f"rank {r}: float16 wire {err.max()}"
+        assert half.tobytes() == results[0][6].tobytes(), f"rank {r} differs from rank 0 (float16 wire)"
+        assert "wire='f32' (the exact mode) is for float16 arrays, not float32" in misuse, misuse
 
 
 def _shared_memory_task(it):

@@ -74,8 +74,8 @@ public class KernelBenchmark {
     target = Elements.open(DataBuffer.of(a), scratch, 0);
     f32Source = Elements.open(DataBuffer.of(b), scratch, 0);
     bf16Wire = new WireBuffer(segment * 4, true);
-    Elements.openBf16Wire(DataBuffer.of(b, 0, segment), scratch, 0).write(0, segment, bf16Wire);
-    bf16Target = Elements.openBf16Wire(DataBuffer.of(a), scratch, 0);
+    Elements.openReduce(DataBuffer.of(b, 0, segment), DType.BF16, scratch, 0).write(0, segment, bf16Wire);
+    bf16Target = Elements.openReduce(DataBuffer.of(a), DType.BF16, scratch, 0);
     f16 = ByteBuffer.allocateDirect(floats * 2).order(ByteOrder.LITTLE_ENDIAN);
     bf16 = ByteBuffer.allocateDirect(floats * 2).order(ByteOrder.LITTLE_ENDIAN);
     for (int i = 0; i < floats; i++) {
@@ -94,7 +94,7 @@ public class KernelBenchmark {
 
   @Benchmark
   public WireBuffer segmentWriteBf16Wire() {
-    Elements source = Elements.openBf16Wire(DataBuffer.of(b), scratch, 0);
+    Elements source = Elements.openReduce(DataBuffer.of(b), DType.BF16, scratch, 0);
     for (int off = 0; off < floats; off += segment) {
       source.write(off, segment, bf16Wire);
     }

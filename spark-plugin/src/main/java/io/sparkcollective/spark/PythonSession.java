@@ -303,7 +303,7 @@ final class PythonSession implements Closeable {
       comm = task.communicator();
     }
     CollectiveOptions options = wire == 1 ? CollectiveOptions.DEFAULT.withWireType(DType.BF16)
-        : CollectiveOptions.DEFAULT;
+        : wire == 2 ? CollectiveOptions.DEFAULT.withWireType(DType.F32) : CollectiveOptions.DEFAULT;
     if (collective == BARRIER) {
       comm.barrier(options);
       reply.clear().put(OK).putLong(0).putLong(0);

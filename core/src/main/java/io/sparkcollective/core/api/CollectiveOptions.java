@@ -53,28 +53,35 @@ public final class CollectiveOptions {
     return new CollectiveOptions(timeoutMs, algorithm, tag, wireType);
   }
 
-  /** Timeout in milliseconds, or -1 for the communicator's default. */
   /**
-   * Wire compression for an F32 all-reduce: with {@link DType#BF16} every value crosses the network as
-   * bfloat16 (half the bytes); sums are still formed in F32 and the result, the same bits on every rank, is
-   * rounded to bfloat16 precision (8 significant bits: a relative error of about 2^-8 per hop, fine for
-   * gradients, not for exact arithmetic). Inputs are rounded to bfloat16 first, so the user's buffer holds
-   * rounded values if the operation fails. {@code null} turns it off. Only {@code allReduce} of F32 data
-   * accepts it; every rank must pass the same setting (a mismatch fails the call on all ranks). A group of one
+   * What a reduction (allReduce, reduceScatter) sends on the wire; {@code null} (the default) sends each type
+   * as itself. Every rank must pass the same setting (a mismatch fails the call on all ranks); a group of one
    * rank leaves the data as it is.
+   * <ul>
+   *   <li>{@link DType#BF16} for F32 data: wire compression, every value crosses the network as bfloat16 (half
+   *       the bytes); sums are still formed in F32 and the result, the same bits on every rank, is rounded to
+   *       bfloat16 precision (8 significant bits: a relative error of about 2^-8 per hop, fine for gradients,
+   *       not for exact arithmetic). Inputs are rounded to bfloat16 first, so the user's buffer holds rounded
+   *       values if the operation fails.</li>
+   *   <li>{@link DType#F32} for F16 and BF16 data: the exact mode. By default these types travel in their own 16
+   *       bits, each partial sum rounded to the type where it is sent on; with an F32 wire they travel widened
+   *       (twice the bytes) and the sum is rounded once, at the end (see {@link DType}).</li>
+   * </ul>
    */
   public CollectiveOptions withWireType(DType wireType) {
-    if (wireType != null && wireType != DType.BF16) {
-      throw new CollectiveUsageException("wire type must be BF16 (or null for none), got " + wireType);
+    if (wireType != null && wireType != DType.BF16 && wireType != DType.F32) {
+      throw new CollectiveUsageException("wire type must be BF16, F32 (or null for the data's own), got "
+          + wireType);
     }
     return new CollectiveOptions(timeoutMs, algorithm, tag, wireType);
   }
 
-  /** The wire compression type, or null for none. */
+  /** The wire type of reductions, or null for the data's own. */
   public DType wireType() {
     return wireType;
   }
 
+  /** Timeout in milliseconds, or -1 for the communicator's default. */
   public long timeoutMs() {
     return timeoutMs;
   }

@@ -1,9 +1,11 @@
 package io.sparkcollective.core.api;
 
 /**
- * Element types a {@link Communicator} reduces. The half-precision types are widened to F32 for the
- * whole reduction and rounded once (round to nearest, ties to even) when the result is written back, so
- * their sums carry F32 accuracy; the wire then carries F32 for them.
+ * Element types a {@link Communicator} reduces. The half-precision types are summed in F32. By default they
+ * travel in their own 16 bits, so each partial sum is rounded to the type (round to nearest, ties to even)
+ * where it is sent on: half the bytes, an error of at most about {@code (N-1) u sum|x|} over the exact sum's
+ * {@code u |sum x|} for N ranks and the type's unit roundoff u (2^-11 for F16, 2^-8 for BF16). The exact
+ * mode ({@link CollectiveOptions#withWireType} F32) sends F32 and rounds once, at the end.
  */
 public enum DType {
   /** IEEE 754 binary32. */
@@ -24,6 +26,12 @@ public enum DType {
 
   /** Wire code of F32 data sent as bfloat16 (wire compression, see {@link CollectiveOptions#withWireType}). */
   public static final int F32_AS_BF16_WIRE_CODE = 7;
+
+  /** Wire code of F16 data summed on a 16-bit wire (the default for F16 reductions). */
+  public static final int F16_ON_16_BIT_WIRE_CODE = 8;
+
+  /** Wire code of BF16 data summed on a 16-bit wire (the default for BF16 reductions). */
+  public static final int BF16_ON_16_BIT_WIRE_CODE = 9;
 
   private static final DType[] BY_CODE = new DType[7];
 
@@ -56,6 +64,14 @@ public enum DType {
     return this == F16 || this == BF16;
   }
 
+  /** The wire code of this half-precision type's reductions in its own 16 bits. */
+  public int sixteenBitWireCode() {
+    if (!isHalf()) {
+      throw new IllegalStateException(this + " is not a half-precision type");
+    }
+    return this == F16 ? F16_ON_16_BIT_WIRE_CODE : BF16_ON_16_BIT_WIRE_CODE;
+  }
+
   /** True for the floating-point types. */
   public boolean isFloating() {
     return this != I32 && this != I64;
@@ -68,6 +84,9 @@ public enum DType {
     }
     if (code == F32_AS_BF16_WIRE_CODE) {
       return "F32 with BF16 on the wire";
+    }
+    if (code == F16_ON_16_BIT_WIRE_CODE || code == BF16_ON_16_BIT_WIRE_CODE) {
+      return (code == F16_ON_16_BIT_WIRE_CODE ? "F16" : "BF16") + " in 16 bits on the wire";
     }
     return code > 0 && code < BY_CODE.length ? BY_CODE[code].name() : "dtype#" + code;
   }

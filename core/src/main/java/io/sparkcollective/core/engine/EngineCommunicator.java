@@ -137,17 +137,13 @@ public final class EngineCommunicator implements ManagedCommunicator {
     if (size == 1) {
       return NOTHING;
     }
-    boolean bf16Wire = options.wireType() == DType.BF16;
-    if (bf16Wire && data.dtype() != DType.F32) {
-      throw usage(kind, "BF16 wire compression needs F32 data, got " + data.dtype());
-    }
+    DType wire = checkWire(kind, data, options);
     long timeoutMs = timeoutMs(options);
     // The algorithm is chosen by the bytes that cross the wire.
-    long wireBytes = bf16Wire ? data.byteLength() / 2 : data.byteLength();
-    AlgorithmChoice choice = selector.select(options.algorithm(), wireBytes, placement);
+    AlgorithmChoice choice = selector.select(options.algorithm(), wireBytes(data, wire), placement);
     int algorithmCode = choice.wireCode();
     return () -> execute(kind, seq, data.byteLength(), ctx -> {
-      Elements el = bf16Wire ? Elements.openBf16Wire(data, ctx.scratch, 0) : Elements.open(data, ctx.scratch, 0);
+      Elements el = Elements.openReduce(data, wire, ctx.scratch, 0);
       el.beginWire();
       ctx.begin(kind, tag, tag, seq, el, op, -1, algorithmCode, timeoutMs);
       implementation(choice).allReduce(ctx);
@@ -200,13 +196,19 @@ public final class EngineCommunicator implements ManagedCommunicator {
     if (size == 1) {
       return NOTHING;
     }
+    DType wire = checkWire(kind, data, options);
     long timeoutMs = timeoutMs(options);
     return () -> execute(kind, seq, data.byteLength(), ctx -> {
-      Elements el = Elements.open(data, ctx.scratch, 0);
+      Elements el = Elements.openReduce(data, wire, ctx.scratch, 0);
+      el.beginWire();
       ctx.begin(kind, tag, tag, seq, el, op, -1, 0, timeoutMs);
       RingCollectives.reduceScatter(ctx, Partition.even(el.length(), size));
+      el.endWire();
       if (op == ReduceOp.AVG) {
-        el.divide(Blocks.offset(el.length(), size, rank), Blocks.length(el.length(), size, rank), size);
+        int own = Blocks.offset(el.length(), size, rank);
+        int ownLength = Blocks.length(el.length(), size, rank);
+        el.divide(own, ownLength, size);
+        el.roundToWire(own, ownLength);
       }
       el.commit();
     });
@@ -668,9 +670,29 @@ public final class EngineCommunicator implements ManagedCommunicator {
     if (options == null) {
       throw usage(kind, "options are null (use CollectiveOptions.DEFAULT)");
     }
-    if (options.wireType() != null && kind != CollectiveKind.ALL_REDUCE) {
-      throw usage(kind, "wire compression (" + options.wireType() + ") applies to allReduce only");
+    if (options.wireType() != null && kind != CollectiveKind.ALL_REDUCE && kind != CollectiveKind.REDUCE_SCATTER) {
+      throw usage(kind, "a wire type (" + options.wireType() + ") applies to allReduce and reduceScatter only");
     }
+  }
+
+  /** The wire type of a reduction of {@code data} (null: the data type's default), refusing what cannot be. */
+  private DType checkWire(CollectiveKind kind, DataBuffer data, CollectiveOptions options) {
+    DType wire = options.wireType();
+    if (wire == DType.BF16 && data.dtype() != DType.F32 && data.dtype() != DType.BF16) {
+      throw usage(kind, "BF16 wire compression needs F32 data, got " + data.dtype());
+    }
+    if (wire == DType.F32 && data.dtype() != DType.F32 && !data.dtype().isHalf()) {
+      throw usage(kind, "an F32 wire (the exact mode) is for F16 and BF16 data, got " + data.dtype());
+    }
+    return wire == data.dtype() ? null : wire;
+  }
+
+  /** The bytes of {@code data} that cross the wire (what the algorithm is chosen by). */
+  private static long wireBytes(DataBuffer data, DType wire) {
+    if (wire == DType.BF16) {
+      return data.byteLength() / 2;
+    }
+    return wire == DType.F32 && data.dtype().isHalf() ? data.byteLength() * 2 : data.byteLength();
   }
 
   private void requireData(CollectiveKind kind, DataBuffer data, String name) {

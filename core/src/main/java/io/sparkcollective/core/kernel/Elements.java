@@ -17,7 +17,8 @@ import java.nio.LongBuffer;
  * <p>Arrays and little-endian {@link ByteBuffer}s (the wire's order; direct, heap or memory-mapped) are used
  * in place. A big-endian buffer or a half-precision one is first staged into a working array of the
  * communicator's {@link Scratch} ({@link #open}) and copied back by {@link #commit}; the half types are
- * widened to float there, so they are reduced and sent as F32 and rounded once on commit.
+ * widened to float there and summed in F32, travelling in their own 16 bits ({@link #openReduce}) or, in the
+ * exact mode, as F32 rounded once on commit.
  */
 public abstract class Elements {
   /** Number of elements. */
@@ -235,18 +236,60 @@ public abstract class Elements {
         return new LongElements(w, 0, n, code, data);
       }
       case F16:
-      case BF16: {
-        float[] w = scratch.workFloats(slot, n);
-        boolean f16 = data.dtype() == DType.F16;
-        for (int i = 0; i < n; i++) {
-          short h = src.getShort(2 * i);
-          w[i] = f16 ? HalfFloats.f16ToFloat(h) : HalfFloats.bf16ToFloat(h);
-        }
-        return new FloatElements(w, 0, n, code, data);
-      }
+      case BF16:
+        return new FloatElements(widened(data, scratch, slot), 0, n, code, data);
       default:
         throw new IllegalArgumentException("unknown dtype " + data.dtype());
     }
+  }
+
+  /** Half-precision {@code data} widened to F32 in working array {@code slot} of {@code scratch}. */
+  private static float[] widened(DataBuffer data, Scratch scratch, int slot) {
+    int n = data.length();
+    ByteBuffer src = userView(data);
+    float[] w = scratch.workFloats(slot, n);
+    boolean f16 = data.dtype() == DType.F16;
+    for (int i = 0; i < n; i++) {
+      short h = src.getShort(2 * i);
+      w[i] = f16 ? HalfFloats.f16ToFloat(h) : HalfFloats.bf16ToFloat(h);
+    }
+    return w;
+  }
+
+  /**
+   * Views {@code data} for a reduction (all-reduce, reduce-scatter) whose wire carries {@code wire}, or the
+   * default for the data's type if {@code wire} is null:
+   * <ul>
+   *   <li>F32 data with a BF16 wire: sums in F32, every value sent as bfloat16 (wire compression);</li>
+   *   <li>F16 or BF16 data by default: sums in F32, every value sent in the data's own 16 bits, so each
+   *       partial sum is rounded to the type where it is sent on (half the bytes of the exact mode);</li>
+   *   <li>F16 or BF16 data with an F32 wire (the exact mode), and every other type: as {@link #open}, sums
+   *       sent in F32 and rounded once at the end.</li>
+   * </ul>
+   * Call {@link #beginWire} before the algorithm and {@link #endWire} after it, so that every rank ends with the
+   * same bits.
+   */
+  public static Elements openReduce(DataBuffer data, DType wire, Scratch scratch, int slot) {
+    DType dtype = data.dtype();
+    if (dtype == DType.F32 && wire == DType.BF16) {
+      Object array = data.array();
+      int n = data.length();
+      if (array instanceof float[]) {
+        return new HalfWireElements((float[]) array, data.offset(), n, DType.F32_AS_BF16_WIRE_CODE, false, null,
+            scratch);
+      }
+      float[] w = scratch.workFloats(slot, n);
+      userView(data).asFloatBuffer().get(w, 0, n);
+      return new HalfWireElements(w, 0, n, DType.F32_AS_BF16_WIRE_CODE, false, data, scratch);
+    }
+    if (dtype.isHalf() && wire == null) {
+      return new HalfWireElements(widened(data, scratch, slot), 0, data.length(), dtype.sixteenBitWireCode(),
+          dtype == DType.F16, data, scratch);
+    }
+    if (wire != null && wire != DType.F32 && wire != dtype) {
+      throw new IllegalArgumentException(dtype + " data cannot travel as " + wire);
+    }
+    return open(data, scratch, slot);
   }
 
   /**
@@ -311,25 +354,6 @@ public abstract class Elements {
       default:
         throw new IllegalArgumentException("no in-place buffer form for " + dtype);
     }
-  }
-
-  /**
-   * Views F32 {@code data} for an all-reduce whose wire carries bfloat16: like {@link #open}, but segments
-   * are written as bfloat16 and widened on receipt. Call {@link #roundToWire} on the input before the
-   * algorithm and on the result after it, so that every rank ends with the same bits.
-   */
-  public static Elements openBf16Wire(DataBuffer data, Scratch scratch, int slot) {
-    if (data.dtype() != DType.F32) {
-      throw new IllegalArgumentException("BF16 wire compression needs F32 data, got " + data.dtype());
-    }
-    Object array = data.array();
-    int n = data.length();
-    if (array instanceof float[]) {
-      return new Bf16WireElements((float[]) array, data.offset(), n, null, scratch);
-    }
-    float[] w = scratch.workFloats(slot, n);
-    userView(data).asFloatBuffer().get(w, 0, n);
-    return new Bf16WireElements(w, 0, n, data, scratch);
   }
 
   /**
@@ -596,25 +620,29 @@ public abstract class Elements {
   }
 
   /**
-   * F32 elements that travel as bfloat16: half the bytes on the wire, sums still formed in F32.
+   * F32 elements that travel as 16-bit values (bfloat16 or binary16): half the bytes on the wire, sums still
+   * formed in F32, each partial sum rounded to the wire's type where it is sent on.
    *
    * <p>{@link #beginWire} defers the rounding of the whole vector to each tile's first move, so it overlaps
    * the traffic instead of preceding it; {@link #endWire} rounds only the tiles a reduction left dirty and
    * those that never moved. A write rounds the dirty tiles it covers in place, since what it sent is what the
    * rank's copy must equal.
    */
-  static final class Bf16WireElements extends FloatElements {
+  static final class HalfWireElements extends FloatElements {
+    private final boolean f16;
     private final Scratch scratch;
     private final WireTiles tiles;
 
-    Bf16WireElements(float[] array, int base, int length, DataBuffer staged, Scratch scratch) {
-      super(array, base, length, DType.F32_AS_BF16_WIRE_CODE, staged);
+    HalfWireElements(float[] array, int base, int length, int wireCode, boolean f16, DataBuffer staged,
+        Scratch scratch) {
+      super(array, base, length, wireCode, staged);
+      this.f16 = f16;
       this.scratch = scratch;
       this.tiles = new WireTiles(length);
     }
 
     private void roundTile(int t) {
-      HalfFloats.roundToBf16(array, base + tiles.start(t), tiles.end(t) - tiles.start(t));
+      roundToWire(tiles.start(t), tiles.end(t) - tiles.start(t));
     }
 
     /** Rounds the inputs of every tile of {@code [off, off+n)} that has not moved yet. */
@@ -658,6 +686,15 @@ public abstract class Elements {
       return t;
     }
 
+    /** {@code array[base + from + i] = wide(in[at + i])} for i in [0, n). */
+    private void widen(short[] in, int at, int from, int n) {
+      if (f16) {
+        HalfFloats.fromF16At(in, at, array, base + from, n);
+      } else {
+        HalfFloats.fromBf16At(in, at, array, base + from, n);
+      }
+    }
+
     @Override
     public int wireElementBytes() {
       return Short.BYTES;
@@ -668,12 +705,16 @@ public abstract class Elements {
       firstMove(off, n);
       // Narrowed in a heap array, then moved to the frame in bulk (element-wise puts into a direct buffer are slow).
       short[] t = scratch.segmentShorts(n);
-      HalfFloats.toBf16(array, base + off, t, n);
+      if (f16) {
+        HalfFloats.toF16(array, base + off, t, n);
+      } else {
+        HalfFloats.toBf16(array, base + off, t, n);
+      }
       if (tiles.tracking() && n > 0) {
         for (int k = tiles.first(off); k <= tiles.last(off, n); k++) {
           if (tiles.dirty(k)) {
             int from = Math.max(off, tiles.start(k));
-            HalfFloats.fromBf16At(t, from - off, array, base + from, Math.min(off + n, tiles.end(k)) - from);
+            widen(t, from - off, from, Math.min(off + n, tiles.end(k)) - from);
           }
         }
         tiles.setDirty(off, n, false);
@@ -686,7 +727,7 @@ public abstract class Elements {
 
     @Override
     public void read(int off, int n, WireBuffer w) {
-      HalfFloats.fromBf16(wireValues(w, n), array, base + off, n);
+      widen(wireValues(w, n), 0, off, n);
       tiles.setDirty(off, n, false);
     }
 
@@ -695,15 +736,21 @@ public abstract class Elements {
       firstMove(off, n);
       tiles.setDirty(off, n, true);
       if (op == ReduceOp.SUM || op == ReduceOp.AVG) {
-        HalfFloats.addBf16(wireValues(w, n), array, base + off, n);
+        if (f16) {
+          HalfFloats.addF16(wireValues(w, n), array, base + off, n);
+        } else {
+          HalfFloats.addBf16(wireValues(w, n), array, base + off, n);
+        }
         return;
       }
       float[] acc = scratch.segmentFloats(0, n);
       float[] in = scratch.segmentFloats(1, n);
       System.arraycopy(array, base + off, acc, 0, n);
       short[] wire = wireValues(w, n);
-      for (int i = 0; i < n; i++) {
-        in[i] = HalfFloats.bf16ToFloat(wire[i]);
+      if (f16) {
+        HalfFloats.fromF16At(wire, 0, in, 0, n);
+      } else {
+        HalfFloats.fromBf16At(wire, 0, in, 0, n);
       }
       Kernels.reduce(acc, in, n, op);
       System.arraycopy(acc, 0, array, base + off, n);
@@ -711,7 +758,11 @@ public abstract class Elements {
 
     @Override
     public void roundToWire(int off, int n) {
-      HalfFloats.roundToBf16(array, base + off, n);
+      if (f16) {
+        HalfFloats.roundToF16(array, base + off, n);
+      } else {
+        HalfFloats.roundToBf16(array, base + off, n);
+      }
     }
   }
 

@@ -114,4 +114,32 @@ public final class HalfFloats {
       a[from + i] += Float.intBitsToFloat(in[i] << 16);
     }
   }
+
+  /** {@code out[i] = floatToF16(a[from + i])} for i in [0, n). */
+  static void toF16(float[] a, int from, short[] out, int n) {
+    for (int i = 0; i < n; i++) {
+      out[i] = floatToF16(a[from + i]);
+    }
+  }
+
+  /** {@code a[from + i] = f16ToFloat(floatToF16(a[from + i]))} for i in [0, n): rounds in place. */
+  static void roundToF16(float[] a, int from, int n) {
+    for (int i = from; i < from + n; i++) {
+      a[i] = f16ToFloat(floatToF16(a[i]));
+    }
+  }
+
+  /** {@code a[from + i] = f16ToFloat(in[at + i])} for i in [0, n). */
+  static void fromF16At(short[] in, int at, float[] a, int from, int n) {
+    for (int i = 0; i < n; i++) {
+      a[from + i] = f16ToFloat(in[at + i]);
+    }
+  }
+
+  /** {@code a[from + i] += f16ToFloat(in[i])} for i in [0, n). */
+  static void addF16(short[] in, float[] a, int from, int n) {
+    for (int i = 0; i < n; i++) {
+      a[from + i] += f16ToFloat(in[i]);
+    }
+  }
 }

@@ -123,7 +123,7 @@ class WireCompressionTest {
         CollectiveUsageException notF32 = assertThrows(CollectiveUsageException.class,
             () -> comm.allReduce(DataBuffer.of(new double[4]), ReduceOp.SUM, BF16));
         CollectiveUsageException notAllReduce = assertThrows(CollectiveUsageException.class,
-            () -> comm.reduceScatter(DataBuffer.of(new float[4]), ReduceOp.SUM, BF16));
+            () -> comm.broadcast(DataBuffer.of(new float[4]), 0, BF16));
         // Local argument errors leave the group usable; a rank without compression is a mismatch on both.
         CollectiveOptions mine = comm.rank() == 0 ? BF16 : CollectiveOptions.DEFAULT;
         // The rank that sees the other's frame first throws the mismatch; the other may hear of it by ABORT.
@@ -133,7 +133,7 @@ class WireCompressionTest {
       });
       for (String e : errors) {
         assertTrue(e.contains("needs F32 data, got F64"), e);
-        assertTrue(e.contains("applies to allReduce only"), e);
+        assertTrue(e.contains("applies to allReduce and reduceScatter only"), e);
         assertTrue(e.contains("BF16 on the wire"), e);
       }
     } finally {
