@@ -32,7 +32,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * <p>Half precision, against the same copy: {@code segmentWriteF32} (a segment into a frame, as sent),
  * {@code segmentWriteBf16Wire} and {@code segmentReduceBf16Wire} (the same with bfloat16 on the wire: narrowed
  * on the way out, widened and summed on the way in), {@code stageAndCommitF16} and {@code stageAndCommitBf16}
- * (an F16 or BF16 vector widened to F32 before an all-reduce and narrowed back after it).
+ * (an F16 or BF16 vector widened to F32 before an all-reduce and narrowed back after it), {@code
+ * segmentWriteF16Wire} and {@code segmentReduceF16Wire} (F16 data on its default 16-bit wire). With
+ * {@code -jvmArgsAppend --add-modules=jdk.incubator.vector} the conversions run on the Vector API.
  *
  * <p>Run: {@code java -jar benchmarks/target/benchmarks.jar KernelBenchmark}.
  */
@@ -59,6 +61,9 @@ public class KernelBenchmark {
   private Elements f32Source;
   private ByteBuffer f16;
   private ByteBuffer bf16;
+  private final Scratch f16Scratch = new Scratch();
+  private Elements f16Source;
+  private WireBuffer f16Wire;
 
   @Setup
   public void setUp() {
@@ -82,6 +87,10 @@ public class KernelBenchmark {
       f16.putShort(2 * i, HalfFloats.floatToF16(b[i]));
       bf16.putShort(2 * i, HalfFloats.floatToBf16(b[i]));
     }
+    // F16 data on its default 16-bit wire: staged once here (its own working array), then moved by segments.
+    f16Source = Elements.openReduce(DataBuffer.of(f16, DType.F16), null, f16Scratch, 0);
+    f16Wire = new WireBuffer(segment * 4, true);
+    f16Source.write(0, segment, f16Wire);
   }
 
   @Benchmark
@@ -107,6 +116,22 @@ public class KernelBenchmark {
       bf16Target.reduce(off, segment, bf16Wire, ReduceOp.SUM, scratch);
     }
     return bf16Target;
+  }
+
+  @Benchmark
+  public WireBuffer segmentWriteF16Wire() {
+    for (int off = 0; off < floats; off += segment) {
+      f16Source.write(off, segment, f16Wire);
+    }
+    return f16Wire;
+  }
+
+  @Benchmark
+  public Elements segmentReduceF16Wire() {
+    for (int off = 0; off < floats; off += segment) {
+      f16Source.reduce(off, segment, f16Wire, ReduceOp.SUM, scratch);
+    }
+    return f16Source;
   }
 
   @Benchmark

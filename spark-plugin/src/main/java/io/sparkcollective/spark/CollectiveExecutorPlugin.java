@@ -11,6 +11,7 @@ import io.sparkcollective.core.api.RemoteFailureException;
 import io.sparkcollective.core.config.CollectiveConfig;
 import io.sparkcollective.core.engine.ManagedCommunicator;
 import io.sparkcollective.core.engine.TcpGroup;
+import io.sparkcollective.core.kernel.HalfFloats;
 import io.sparkcollective.core.launch.PeerList;
 import io.sparkcollective.core.transport.tcp.TcpEndpoint;
 import java.io.Closeable;
@@ -118,6 +119,9 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
           ? SparkSettings.derivedSecret(SparkEnv.get().securityManager().getSecretKey(), ctx.conf().getAppId())
           : extraConf.get(CollectiveDriverPlugin.SECRET_KEY);
       this.driverAsks = driverAsker();
+      LOG.info("executor {}: half-precision conversions run {}", ctx.executorID(), HalfFloats.VECTORS
+          ? "on the Vector API" : "as scalar loops (3-6x slower; start executors with "
+          + "--add-modules=jdk.incubator.vector in spark.executor.extraJavaOptions for the Vector API)");
       if (SparkEnv.get().blockManager().blockManagerId() != null) {
         startEndpoint();
         startPython();

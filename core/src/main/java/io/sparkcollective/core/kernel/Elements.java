@@ -27,6 +27,8 @@ public abstract class Elements {
   protected final int base;
   private final int wireCode;
   private final DataBuffer staged;
+  /** For staged half-precision data: the scratch chunk {@link #commit} narrows through. */
+  private short[] halfChunk;
 
   Elements(int base, int length, int wireCode, DataBuffer staged) {
     this.base = base;
@@ -237,21 +239,30 @@ public abstract class Elements {
       }
       case F16:
       case BF16:
-        return new FloatElements(widened(data, scratch, slot), 0, n, code, data);
+        return new FloatElements(widened(data, scratch, slot), 0, n, code, data).narrowsThrough(scratch);
       default:
         throw new IllegalArgumentException("unknown dtype " + data.dtype());
     }
   }
 
+  /** Half-precision values staged or committed per chunk of this many (bulk moves, then array conversions). */
+  private static final int HALF_CHUNK = 4096;
+
   /** Half-precision {@code data} widened to F32 in working array {@code slot} of {@code scratch}. */
   private static float[] widened(DataBuffer data, Scratch scratch, int slot) {
-    int n = data.length();
-    ByteBuffer src = userView(data);
-    float[] w = scratch.workFloats(slot, n);
+    int length = data.length();
+    java.nio.ShortBuffer src = userView(data).asShortBuffer();
+    float[] w = scratch.workFloats(slot, length);
     boolean f16 = data.dtype() == DType.F16;
-    for (int i = 0; i < n; i++) {
-      short h = src.getShort(2 * i);
-      w[i] = f16 ? HalfFloats.f16ToFloat(h) : HalfFloats.bf16ToFloat(h);
+    short[] chunk = scratch.halfChunk(HALF_CHUNK);
+    for (int i = 0; i < length; i += chunk.length) {
+      int n = Math.min(chunk.length, length - i);
+      src.get(chunk, 0, n);
+      if (f16) {
+        HalfFloats.fromF16At(chunk, 0, w, i, n);
+      } else {
+        HalfFloats.fromBf16At(chunk, 0, w, i, n);
+      }
     }
     return w;
   }
@@ -284,7 +295,7 @@ public abstract class Elements {
     }
     if (dtype.isHalf() && wire == null) {
       return new HalfWireElements(widened(data, scratch, slot), 0, data.length(), dtype.sixteenBitWireCode(),
-          dtype == DType.F16, data, scratch);
+          dtype == DType.F16, data, scratch).narrowsThrough(scratch);
     }
     if (wire != null && wire != DType.F32 && wire != dtype) {
       throw new IllegalArgumentException(dtype + " data cannot travel as " + wire);
@@ -381,6 +392,11 @@ public abstract class Elements {
     return new ByteElements(data, 0, data.length);
   }
 
+  final Elements narrowsThrough(Scratch scratch) {
+    halfChunk = scratch.halfChunk(HALF_CHUNK);
+    return this;
+  }
+
   /** Writes a staged working copy back to the caller's buffer; nothing for arrays used in place. */
   public final void commit() {
     if (staged == null) {
@@ -408,8 +424,16 @@ public abstract class Elements {
       case BF16: {
         float[] w = ((FloatElements) this).array;
         boolean f16 = staged.dtype() == DType.F16;
-        for (int i = 0; i < length; i++) {
-          dst.putShort(2 * i, f16 ? HalfFloats.floatToF16(w[i]) : HalfFloats.floatToBf16(w[i]));
+        java.nio.ShortBuffer out = dst.asShortBuffer();
+        short[] chunk = halfChunk;
+        for (int i = 0; i < length; i += chunk.length) {
+          int n = Math.min(chunk.length, length - i);
+          if (f16) {
+            HalfFloats.toF16(w, i, chunk, n);
+          } else {
+            HalfFloats.toBf16(w, i, chunk, n);
+          }
+          out.put(chunk, 0, n);
         }
         break;
       }

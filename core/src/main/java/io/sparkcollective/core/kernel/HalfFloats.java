@@ -5,6 +5,14 @@ package io.sparkcollective.core.kernel;
  * Narrowing rounds to nearest, ties to even, overflows to infinity and keeps NaN a (quiet) NaN.
  */
 public final class HalfFloats {
+  /**
+   * True if the array conversions run on SIMD registers ({@link HalfVectors}): the JVM was started with
+   * {@code --add-modules jdk.incubator.vector} and the system property {@code sparkcollective.halfVectors} is
+   * not {@code false}. Otherwise they are scalar loops, several times slower.
+   */
+  public static final boolean VECTORS = ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent()
+      && !"false".equals(System.getProperty("sparkcollective.halfVectors"));
+
   private HalfFloats() {}
 
   /** binary16 bits to float; exact. */
@@ -84,14 +92,14 @@ public final class HalfFloats {
 
   /** {@code out[i] = floatToBf16(a[from + i])} for i in [0, n). */
   static void toBf16(float[] a, int from, short[] out, int n) {
-    for (int i = 0; i < n; i++) {
+    for (int i = VECTORS ? HalfVectors.toBf16(a, from, out, n) : 0; i < n; i++) {
       out[i] = floatToBf16(a[from + i]);
     }
   }
 
   /** {@code a[from + i] = bf16ToFloat(floatToBf16(a[from + i]))} for i in [0, n): rounds in place. */
   static void roundToBf16(float[] a, int from, int n) {
-    for (int i = from; i < from + n; i++) {
+    for (int i = VECTORS ? HalfVectors.roundToBf16(a, from, n) : from; i < from + n; i++) {
       a[i] = Float.intBitsToFloat(floatToBf16(a[i]) << 16);
     }
   }
@@ -103,42 +111,42 @@ public final class HalfFloats {
 
   /** {@code a[from + i] = bf16ToFloat(in[at + i])} for i in [0, n). */
   static void fromBf16At(short[] in, int at, float[] a, int from, int n) {
-    for (int i = 0; i < n; i++) {
+    for (int i = VECTORS ? HalfVectors.fromBf16At(in, at, a, from, n) : 0; i < n; i++) {
       a[from + i] = Float.intBitsToFloat(in[at + i] << 16);
     }
   }
 
   /** {@code a[from + i] += bf16ToFloat(in[i])} for i in [0, n): the received values summed in, in one pass. */
   static void addBf16(short[] in, float[] a, int from, int n) {
-    for (int i = 0; i < n; i++) {
+    for (int i = VECTORS ? HalfVectors.addBf16(in, a, from, n) : 0; i < n; i++) {
       a[from + i] += Float.intBitsToFloat(in[i] << 16);
     }
   }
 
   /** {@code out[i] = floatToF16(a[from + i])} for i in [0, n). */
   static void toF16(float[] a, int from, short[] out, int n) {
-    for (int i = 0; i < n; i++) {
+    for (int i = VECTORS ? HalfVectors.toF16(a, from, out, n) : 0; i < n; i++) {
       out[i] = floatToF16(a[from + i]);
     }
   }
 
   /** {@code a[from + i] = f16ToFloat(floatToF16(a[from + i]))} for i in [0, n): rounds in place. */
   static void roundToF16(float[] a, int from, int n) {
-    for (int i = from; i < from + n; i++) {
+    for (int i = VECTORS ? HalfVectors.roundToF16(a, from, n) : from; i < from + n; i++) {
       a[i] = f16ToFloat(floatToF16(a[i]));
     }
   }
 
   /** {@code a[from + i] = f16ToFloat(in[at + i])} for i in [0, n). */
   static void fromF16At(short[] in, int at, float[] a, int from, int n) {
-    for (int i = 0; i < n; i++) {
+    for (int i = VECTORS ? HalfVectors.fromF16At(in, at, a, from, n) : 0; i < n; i++) {
       a[from + i] = f16ToFloat(in[at + i]);
     }
   }
 
   /** {@code a[from + i] += f16ToFloat(in[i])} for i in [0, n). */
   static void addF16(short[] in, float[] a, int from, int n) {
-    for (int i = 0; i < n; i++) {
+    for (int i = VECTORS ? HalfVectors.addF16(in, a, from, n) : 0; i < n; i++) {
       a[from + i] += f16ToFloat(in[i]);
     }
   }

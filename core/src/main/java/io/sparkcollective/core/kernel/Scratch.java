@@ -10,6 +10,7 @@ import io.sparkcollective.core.config.Tuning;
  */
 public final class Scratch {
   private short[] segShorts = new short[0];
+  private short[] halfChunk = new short[0];
   private long[] marks = new long[0];
   private final float[][] segF32 = {new float[0], new float[0]};
   private final double[][] segF64 = {new double[0], new double[0]};
@@ -50,6 +51,14 @@ public final class Scratch {
       java.util.Arrays.fill(marks, 0, words, 0L);
     }
     return marks;
+  }
+
+  /** {@code n} shorts through which half-precision vectors are widened and narrowed, chunk by chunk. */
+  short[] halfChunk(int n) {
+    if (halfChunk.length < n) {
+      halfChunk = new short[n];
+    }
+    return halfChunk;
   }
 
   /** Segment-sized staging for 16-bit wire values (bulk transfers out of a wire buffer). */
