@@ -102,6 +102,7 @@ public abstract class Elements {
     Elements src = peer.forReader();
     if (inArray() && src.inArray() && src.base == base) {
       reduceArrays(array(), src.array(), base + off, n, op);
+      changedInPlace(off, n);
       return;
     }
     int chunk = Math.min(n, 1 << 14);
@@ -114,6 +115,14 @@ public abstract class Elements {
       reduceArrays(acc, in, 0, m, op);
       putFrom(off + done, m, acc, 0);
     }
+    changedInPlace(off, n);
+  }
+
+  /**
+   * {@code [off, off+n)} changed by another rank's values read in place ({@link #reduceFrom}, {@link #copyFrom}):
+   * nothing to do unless the wire is narrower than the elements.
+   */
+  void changedInPlace(int off, int n) {
   }
 
   /** Copies {@code [off, off+n)} of {@code src}, another rank's vector of the same kind, into the same range. */
@@ -126,6 +135,7 @@ public abstract class Elements {
     } else {
       ((BufferElements) this).copyBuffer((BufferElements) src, off, n);
     }
+    changedInPlace(off, n);
   }
 
   /**
@@ -382,6 +392,15 @@ public abstract class Elements {
     roundToWire(0, length);
   }
 
+  /**
+   * {@link #beginWire} for an algorithm whose ranks of one process read each other's vectors in place: the whole
+   * vector is rounded now, before any of it is offered, so that no later rounding of a rank's own ranges can
+   * touch values another rank is reading.
+   */
+  public void beginWireBeforeSharing() {
+    beginWire();
+  }
+
   /** After an all-reduce: every element rounded to what the wire carries (the owners' sums included). */
   public void endWire() {
     roundToWire(0, length);
@@ -500,7 +519,7 @@ public abstract class Elements {
 
     @Override
     public boolean shareable() {
-      return getClass() == FloatElements.class;
+      return true;
     }
 
     @Override
@@ -645,7 +664,8 @@ public abstract class Elements {
 
   /**
    * F32 elements that travel as 16-bit values (bfloat16 or binary16): half the bytes on the wire, sums still
-   * formed in F32, each partial sum rounded to the wire's type where it is sent on.
+   * formed in F32, each partial sum rounded to the wire's type where it is sent on. Ranks of one process read
+   * each other's F32 values in place, as for plain F32 data.
    *
    * <p>{@link #beginWire} defers the rounding of the whole vector to each tile's first move, so it overlaps
    * the traffic instead of preceding it; {@link #endWire} rounds only the tiles a reduction left dirty and
@@ -685,6 +705,26 @@ public abstract class Elements {
     @Override
     public void beginWire() {
       tiles.track(scratch.clearedWords(tiles.words()));
+    }
+
+    @Override
+    public void beginWireBeforeSharing() {
+      roundToWire(0, length);
+      tiles.track(scratch.clearedWords(tiles.words()));
+      for (int t = 0; t < tiles.count(); t++) {
+        tiles.setRounded(t);
+      }
+    }
+
+    /**
+     * Ranks of one process read each other's F32 values in place (no rounding between them); what they sum or
+     * copy in is rounded where it next goes on the wire, or at the end.
+     */
+    @Override
+    void changedInPlace(int off, int n) {
+      if (tiles.tracking() && n > 0) {
+        tiles.setDirty(off, n, true);
+      }
     }
 
     @Override

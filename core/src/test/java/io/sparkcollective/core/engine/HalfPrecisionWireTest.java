@@ -171,19 +171,64 @@ class HalfPrecisionWireTest {
     }
   }
 
-  /** Hierarchical: ranks of one process share in frames too; every rank ends with the same bits. */
+  /**
+   * Hierarchical: ranks of one process read each other's F32 values in place, pieces of the vector cut across the
+   * 4096-element rounding tiles; every rank ends with the same bits, the same in every run, within the bound.
+   */
   @Test
   void shouldGiveEveryRankTheSameBitsThroughTheHierarchicalAlgorithm() {
-    int[] nodes = {0, 0, 1, 1, 2, 2};
-    LocalGroup group = LocalGroup.create(nodes.length, CollectiveConfig.from(Map.of(CollectiveConfig.SEGMENT_BYTES,
+    int[] nodes = {0, 0, 0, 1, 1, 1};
+    int n = nodes.length;
+    int len = 50_001;
+    LocalGroup group = LocalGroup.create(n, CollectiveConfig.from(Map.of(CollectiveConfig.SEGMENT_BYTES,
         "4096", CollectiveConfig.RING_MIN_BYTES, "0")), t -> new NodeMapTransport(t, nodes));
     try {
       for (DType dtype : new DType[] {DType.F16, DType.BF16}) {
-        List<short[]> out = allReduce(group, dtype, 50_001, ReduceOp.SUM,
-            CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.HIERARCHICAL));
-        for (short[] r : out) {
-          assertArrayEquals(out.get(0), r, dtype + ": ranks differ");
+        double u = dtype == DType.F16 ? 0x1p-11 : 0x1p-8;
+        double[][] in = new double[n][];
+        for (int r = 0; r < n; r++) {
+          in[r] = inputs(dtype, r, len);
         }
+        long[] exact = Reference.reduceExactFloats(dtype, ReduceOp.SUM, in);
+        short[] first = null;
+        for (int run = 0; run < 5; run++) {
+          List<short[]> out = allReduce(group, dtype, len, ReduceOp.SUM,
+              CollectiveOptions.DEFAULT.withAlgorithm(Algorithm.HIERARCHICAL));
+          for (short[] r : out) {
+            assertArrayEquals(out.get(0), r, dtype + " run " + run + ": ranks differ");
+          }
+          first = first == null ? out.get(0) : first;
+          assertArrayEquals(first, out.get(0), dtype + ": run " + run + " differs from run 0");
+        }
+        for (int i = 0; i < len; i++) {
+          double want = Double.longBitsToDouble(exact[i]);
+          double magnitude = 0;
+          for (double[] x : in) {
+            magnitude += Math.abs(x[i]);
+          }
+          double got = value(dtype, first[i]);
+          assertTrue(Math.abs(got - want) <= (n - 1) * u * magnitude + u * Math.abs(want),
+              dtype + " element " + i + ": " + got + " vs " + want);
+        }
+      }
+      // F32 data with bfloat16 on the wire, whose rounding changes the inputs: the same bits in every run too.
+      float[] first = null;
+      for (int run = 0; run < 20; run++) {
+        List<float[]> out = GroupHarness.run(group, LIMIT, comm -> {
+          SplittableRandom rnd = new SplittableRandom(comm.rank());
+          float[] x = new float[len];
+          for (int i = 0; i < len; i++) {
+            x[i] = (float) rnd.nextGaussian();
+          }
+          comm.allReduce(DataBuffer.of(x), ReduceOp.SUM,
+              CollectiveOptions.DEFAULT.withWireType(DType.BF16).withAlgorithm(Algorithm.HIERARCHICAL));
+          return x;
+        });
+        for (float[] r : out) {
+          assertArrayEquals(out.get(0), r, "F32 on a BF16 wire, run " + run + ": ranks differ");
+        }
+        first = first == null ? out.get(0) : first;
+        assertArrayEquals(first, out.get(0), "F32 on a BF16 wire: run " + run + " differs from run 0");
       }
     } finally {
       GroupHarness.closeAll(group);

@@ -119,7 +119,7 @@ class HierarchicalAllReduceTest {
    * several pieces per block, including blocks one element shorter whose last piece is empty (65 537 for two
    * ranks per process on two processes, 98 305 for three), in the sharded form (equal ranks per process) and
    * the leader form (unequal): every rank ends with the sequential sum; with bfloat16 on the wire (whose
-   * in-process phases go through frames instead of reading in place) every rank ends with the same bits.
+   * in-process phases read the F32 values in place too) every rank ends with the same bits.
    */
   @ParameterizedTest(name = "ranks on processes {0}")
   @MethodSource("placements")
