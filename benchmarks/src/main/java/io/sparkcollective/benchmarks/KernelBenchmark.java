@@ -33,7 +33,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * {@code segmentWriteBf16Wire} and {@code segmentReduceBf16Wire} (the same with bfloat16 on the wire: narrowed
  * on the way out, widened and summed on the way in), {@code stageAndCommitF16} and {@code stageAndCommitBf16}
  * (an F16 or BF16 vector widened to F32 before an all-reduce and narrowed back after it), {@code
- * segmentWriteF16Wire} and {@code segmentReduceF16Wire} (F16 data on its default 16-bit wire). With
+ * segmentWriteF16Wire} and {@code segmentReduceF16Wire} (F16 data on its default 16-bit wire), and the
+ * conversion kernels alone ({@code narrowToBf16}, {@code widenFromBf16}, {@code narrowToF16}, {@code
+ * widenFromF16}: the elements of a float array to 16-bit values or back). With
  * {@code -jvmArgsAppend --add-modules=jdk.incubator.vector} the conversions run on the Vector API.
  *
  * <p>Run: {@code java -jar benchmarks/target/benchmarks.jar KernelBenchmark}.
@@ -62,6 +64,7 @@ public class KernelBenchmark {
   private ByteBuffer f16;
   private ByteBuffer bf16;
   private final Scratch f16Scratch = new Scratch();
+  private short[] halves;
   private Elements f16Source;
   private WireBuffer f16Wire;
 
@@ -87,6 +90,8 @@ public class KernelBenchmark {
       f16.putShort(2 * i, HalfFloats.floatToF16(b[i]));
       bf16.putShort(2 * i, HalfFloats.floatToBf16(b[i]));
     }
+    halves = new short[floats];
+    HalfFloats.toF16(b, 0, halves, floats);
     // F16 data on its default 16-bit wire: staged once here (its own working array), then moved by segments.
     f16Source = Elements.openReduce(DataBuffer.of(f16, DType.F16), null, f16Scratch, 0);
     f16Wire = new WireBuffer(segment * 4, true);
@@ -161,6 +166,31 @@ public class KernelBenchmark {
   @Benchmark
   public float[] kernelSumF32() {
     Kernels.reduce(a, b, floats, ReduceOp.SUM);
+    return a;
+  }
+
+  /** The conversion kernels alone, {@code floats} elements each, against {@link #copySameBytes}. */
+  @Benchmark
+  public short[] narrowToBf16() {
+    HalfFloats.toBf16(b, 0, halves, floats);
+    return halves;
+  }
+
+  @Benchmark
+  public float[] widenFromBf16() {
+    HalfFloats.fromBf16At(halves, 0, a, 0, floats);
+    return a;
+  }
+
+  @Benchmark
+  public short[] narrowToF16() {
+    HalfFloats.toF16(b, 0, halves, floats);
+    return halves;
+  }
+
+  @Benchmark
+  public float[] widenFromF16() {
+    HalfFloats.fromF16At(halves, 0, a, 0, floats);
     return a;
   }
 

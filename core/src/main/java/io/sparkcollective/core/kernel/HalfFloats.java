@@ -91,7 +91,7 @@ public final class HalfFloats {
   }
 
   /** {@code out[i] = floatToBf16(a[from + i])} for i in [0, n). */
-  static void toBf16(float[] a, int from, short[] out, int n) {
+  public static void toBf16(float[] a, int from, short[] out, int n) {
     for (int i = VECTORS ? HalfVectors.toBf16(a, from, out, n) : 0; i < n; i++) {
       out[i] = floatToBf16(a[from + i]);
     }
@@ -110,7 +110,7 @@ public final class HalfFloats {
   }
 
   /** {@code a[from + i] = bf16ToFloat(in[at + i])} for i in [0, n). */
-  static void fromBf16At(short[] in, int at, float[] a, int from, int n) {
+  public static void fromBf16At(short[] in, int at, float[] a, int from, int n) {
     for (int i = VECTORS ? HalfVectors.fromBf16At(in, at, a, from, n) : 0; i < n; i++) {
       a[from + i] = Float.intBitsToFloat(in[at + i] << 16);
     }
@@ -124,7 +124,7 @@ public final class HalfFloats {
   }
 
   /** {@code out[i] = floatToF16(a[from + i])} for i in [0, n). */
-  static void toF16(float[] a, int from, short[] out, int n) {
+  public static void toF16(float[] a, int from, short[] out, int n) {
     for (int i = VECTORS ? HalfVectors.toF16(a, from, out, n) : 0; i < n; i++) {
       out[i] = floatToF16(a[from + i]);
     }
@@ -138,7 +138,7 @@ public final class HalfFloats {
   }
 
   /** {@code a[from + i] = f16ToFloat(in[at + i])} for i in [0, n). */
-  static void fromF16At(short[] in, int at, float[] a, int from, int n) {
+  public static void fromF16At(short[] in, int at, float[] a, int from, int n) {
     for (int i = VECTORS ? HalfVectors.fromF16At(in, at, a, from, n) : 0; i < n; i++) {
       a[from + i] = f16ToFloat(in[at + i]);
     }
