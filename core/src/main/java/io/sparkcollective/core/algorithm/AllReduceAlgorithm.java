@@ -24,4 +24,13 @@ public interface AllReduceAlgorithm {
   default long passElements(int ranks, int segmentElements) {
     return Long.MAX_VALUE;
   }
+
+  /**
+   * Whether ranks of one process read each other's vectors in place while it runs (instead of receiving
+   * frames): then a vector must be in its final wire form before anything is offered, since a peer may read
+   * any part of it at any moment.
+   */
+  default boolean readsPeersInPlace() {
+    return false;
+  }
 }

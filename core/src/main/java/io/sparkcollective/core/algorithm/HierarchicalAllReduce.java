@@ -245,4 +245,10 @@ public final class HierarchicalAllReduce implements AllReduceAlgorithm {
     }
     return -1;
   }
+
+  /** The in-process phases read the local ranks' vectors where they lie. */
+  @Override
+  public boolean readsPeersInPlace() {
+    return true;
+  }
 }

@@ -144,13 +144,14 @@ public final class EngineCommunicator implements ManagedCommunicator {
     int algorithmCode = choice.wireCode();
     return () -> execute(kind, seq, data.byteLength(), ctx -> {
       Elements el = Elements.openReduce(data, wire, ctx.scratch, 0);
-      if (choice.algorithm() == Algorithm.HIERARCHICAL) {
+      AllReduceAlgorithm algorithm = implementation(choice);
+      if (algorithm.readsPeersInPlace()) {
         el.beginWireBeforeSharing();
       } else {
         el.beginWire();
       }
       ctx.begin(kind, tag, tag, seq, el, op, -1, algorithmCode, timeoutMs);
-      implementation(choice).allReduce(ctx);
+      algorithm.allReduce(ctx);
       // The owner of a block holds its F32 sum, the others the rounded copy they received: round both.
       el.endWire();
       if (op == ReduceOp.AVG) {

@@ -79,17 +79,6 @@ public final class HalfFloats {
     return (short) ((bits + rounding) >>> 16);
   }
 
-  /**
-   * {@link #floatToBf16} on raw float bits, without a branch (so that loops of it vectorise): the rounded
-   * value, or for a NaN its top bits made quiet. The result is in the low 16 bits.
-   */
-  static int bf16Bits(int bits) {
-    int rounded = (bits + 0x7FFF + ((bits >>> 16) & 1)) >>> 16;
-    int quietNan = (bits >>> 16) | 0x40;
-    int isNan = (0x7F800000 - (bits & 0x7FFFFFFF)) >> 31;
-    return (rounded & ~isNan) | (quietNan & isNan);
-  }
-
   /** {@code out[i] = floatToBf16(a[from + i])} for i in [0, n). */
   public static void toBf16(float[] a, int from, short[] out, int n) {
     for (int i = VECTORS ? HalfVectors.toBf16(a, from, out, n) : 0; i < n; i++) {
@@ -102,11 +91,6 @@ public final class HalfFloats {
     for (int i = VECTORS ? HalfVectors.roundToBf16(a, from, n) : from; i < from + n; i++) {
       a[i] = Float.intBitsToFloat(floatToBf16(a[i]) << 16);
     }
-  }
-
-  /** {@code a[from + i] = bf16ToFloat(in[i])} for i in [0, n). */
-  static void fromBf16(short[] in, float[] a, int from, int n) {
-    fromBf16At(in, 0, a, from, n);
   }
 
   /** {@code a[from + i] = bf16ToFloat(in[at + i])} for i in [0, n). */

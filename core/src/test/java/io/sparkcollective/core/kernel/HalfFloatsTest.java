@@ -135,7 +135,7 @@ class HalfFloatsTest {
     float[] rounded = a.clone();
     HalfFloats.roundToBf16(rounded, 3, n);
     float[] widened = new float[n + 5];
-    HalfFloats.fromBf16(narrow, widened, 5, n);
+    HalfFloats.fromBf16At(narrow, 0, widened, 5, n);
     float[] summed = new float[n + 1];
     java.util.Arrays.fill(summed, 1.5f);
     HalfFloats.addBf16(narrow, summed, 1, n);
