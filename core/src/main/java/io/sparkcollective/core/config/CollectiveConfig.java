@@ -118,8 +118,9 @@ public final class CollectiveConfig {
     key(SPIN_MICROS, "50", "With progress=caller, how long a waiting thread polls its sockets (yielding the CPU "
         + "between polls) before it blocks; 0 blocks at once, more trades CPU for latency.");
     key(SHARED_MEMORY_BYTES, "16777216", "With progress=caller, connections between endpoints on the same host "
-        + "carry DATA payloads through a ring of this many bytes in a shared-memory file (headers still go over "
-        + "the socket; a payload that does not fit goes over the socket); 0 sends everything over the socket.");
+        + "carry DATA messages through a ring of this many bytes in a shared-memory file (the socket carries "
+        + "control messages and wakes a blocked receiver; a message that does not fit goes over the socket); 0 "
+        + "sends everything over the socket.");
     key(SHARED_MEMORY_DIR, "/dev/shm", "Directory of the shared-memory rings (a memory file system); if it does "
         + "not exist, payloads go over the socket.");
     key(CHECKSUM, "false", "Adds a CRC32C of every payload and checks it on receipt.");

@@ -121,6 +121,13 @@ public final class Tuning {
    */
   public static final int SHARED_MIN_BYTES = 8 << 10;
 
+  /**
+   * Longest gap between two socket polls of a spinning caller while every inbound connection of its endpoint
+   * has a shared-memory ring (DATA comes through the rings, which it reads on every turn; the sockets carry
+   * only control messages, so a poll, a system call, every turn would only slow the rings down).
+   */
+  public static final long RING_SELECT_INTERVAL_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
+
   /** Largest message on the wire: a frame of the largest segment (see CollectiveConfig) plus room for a header. */
   public static final int MAX_MESSAGE_BYTES = CollectiveConfig.MAX_SEGMENT_BYTES + 4096;
 

@@ -169,6 +169,11 @@ public final class TcpEndpoint implements AutoCloseable {
     return io == null ? 0 : io.sharedPayloads();
   }
 
+  /** Wake-ups that same-host senders rang through the socket because a thread here was blocked in its poll. */
+  public long sharedMemoryWakeups() {
+    return io == null ? 0 : io.ringWakeups();
+  }
+
   /** Connections refused during the handshake (wrong secret or version). */
   public long refusedConnections() {
     return pipelines.refusedConnections();

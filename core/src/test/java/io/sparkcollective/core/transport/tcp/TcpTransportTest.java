@@ -208,6 +208,44 @@ class TcpTransportTest {
   }
 
   /**
+   * Between endpoints of one host every DATA message goes through the rings, the smallest included; with no
+   * spinning (every wait blocks in the poll at once) senders ring the blocked receivers through the socket; and
+   * a group that closes right after its last operation loses none of its frames to the LEAVE that follows them.
+   */
+  @Test
+  void shouldCarrySmallMessagesThroughTheRingsAndRingBlockedReceivers() throws Exception {
+    CollectiveConfig blocking = CollectiveConfig.from(Map.of(CollectiveConfig.SPIN_MICROS, "0",
+        CollectiveConfig.JOIN_TIMEOUT_MS, "5000", CollectiveConfig.SHARED_MEMORY_BYTES, "1048576"));
+    int n = 3;
+    int ops = 200;
+    try (TcpCluster cluster = new TcpCluster(n, blocking)) {
+      for (int stage = 0; stage < 3; stage++) {
+        List<Communicator> group = cluster.group("small-" + stage);
+        try {
+          GroupHarness.run(group, LIMIT, comm -> {
+            for (int i = 0; i < ops; i++) {
+              int[] v = {comm.rank() + i, i};
+              comm.allReduce(v, ReduceOp.SUM);
+              assertEquals(3 * i + 3, v[0], "operation " + i);
+              assertEquals(3 * i, v[1], "operation " + i);
+            }
+            return null;
+          });
+        } finally {
+          GroupHarness.closeAll(group);
+        }
+      }
+      long shared = sharedPayloads(cluster, n);
+      org.junit.jupiter.api.Assertions.assertTrue(shared >= 3L * ops * n, shared + " payloads through shared memory");
+      long wakeups = 0;
+      for (int i = 0; i < n; i++) {
+        wakeups += cluster.endpoint(i).sharedMemoryWakeups();
+      }
+      org.junit.jupiter.api.Assertions.assertTrue(wakeups > 0, "no blocked receiver was rung");
+    }
+  }
+
+  /**
    * A ring far smaller than what is in flight: payloads that do not fit go over the socket between ones that
    * do, segments of odd sizes wrap around the ring's end, and every result still equals the sum.
    */

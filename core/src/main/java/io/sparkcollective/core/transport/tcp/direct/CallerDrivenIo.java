@@ -45,6 +45,11 @@ import org.slf4j.LoggerFactory;
  * application thread has driven for a while (between operations, idle groups), the endpoint's progress
  * thread takes over, so aborts, departures and lost connections are still noticed at once; it also sends
  * heartbeats and closes silent connections.
+ *
+ * <p>Connections from endpoints of this host carry their DATA as records in shared-memory rings: the driver
+ * looks at every ring on each turn (one memory load each) and polls the sockets less often while every
+ * inbound connection has a ring; before it blocks in a poll it marks the rings, so a sender rings it through
+ * the socket.
  */
 public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(CallerDrivenIo.class);
@@ -52,6 +57,9 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
   private static final long SLICE_NANOS = Tuning.POLL_SLICE_NANOS;
   /** How long after an application thread last drove the progress thread stays out of the way. */
   private static final long BACKOFF_NANOS = Tuning.PROGRESS_BACKOFF_NANOS;
+  /** Longest gap between two socket polls of a spinning driver while every inbound connection has a ring. */
+  private static final long RING_SELECT_NANOS = Tuning.RING_SELECT_INTERVAL_NANOS;
+  private static final DirectLink[] NO_LINKS = new DirectLink[0];
 
   private final CollectiveConfig config;
   private final NanoClock clock;
@@ -76,6 +84,14 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
   private volatile boolean progressSelecting;
   private volatile boolean closed;
   private final LongAdder sharedPayloads = new LongAdder();
+  private final LongAdder ringWakeups = new LongAdder();
+  /** Connections whose DATA comes as records through the peer's ring (copy on write, under this object's lock). */
+  private volatile DirectLink[] ringLinks = NO_LINKS;
+  private int inboundLinks;
+  /** Every inbound connection has a ring: the sockets carry only control messages and wake-ups. */
+  private volatile boolean ringsOnly;
+  /** When the driver last polled the sockets (driving thread). */
+  private long lastSelectNanos;
   /** Protocol breaches of peers, rate-limited per remote host. */
   private final RateLimitedLog breachLog;
 
@@ -142,6 +158,12 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
     DirectLink link = new DirectLink(this, socket, remoteKey, outbound, keys);
     link.register(selector);
     links.add(link);
+    if (!outbound) {
+      synchronized (this) {
+        inboundLinks++;
+        ringsOnly = false;
+      }
+    }
     selector.wakeup();
     link.offerSharedMemory();
     return link;
@@ -157,8 +179,79 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
     return sharedPayloads.sum();
   }
 
+  /** A sender rang: records wait in its ring and a thread here was blocked in the poll. */
+  void countWakeup() {
+    ringWakeups.increment();
+  }
+
+  /** Wake-ups rung by senders into shared-memory rings so far. */
+  public long ringWakeups() {
+    return ringWakeups.sum();
+  }
+
   void forget(DirectLink link) {
-    links.remove(link);
+    if (links.remove(link) && !link.outbound()) {
+      synchronized (this) {
+        inboundLinks--;
+        ringsOnly = inboundLinks == ringLinks.length;
+      }
+    }
+  }
+
+  /** {@code link}'s DATA comes through its peer's ring from now on. */
+  synchronized void ringAttached(DirectLink link) {
+    DirectLink[] old = ringLinks;
+    DirectLink[] now = java.util.Arrays.copyOf(old, old.length + 1);
+    now[old.length] = link;
+    ringLinks = now;
+    ringsOnly = inboundLinks == now.length;
+  }
+
+  /** {@code link}'s ring is closed (with the connection). */
+  synchronized void ringClosed(DirectLink link) {
+    DirectLink[] old = ringLinks;
+    for (int i = 0; i < old.length; i++) {
+      if (old[i] == link) {
+        DirectLink[] now = new DirectLink[old.length - 1];
+        System.arraycopy(old, 0, now, 0, i);
+        System.arraycopy(old, i + 1, now, i, old.length - i - 1);
+        ringLinks = now;
+        ringsOnly = inboundLinks == now.length;
+        return;
+      }
+    }
+  }
+
+  /** Delivers what waits in the rings (driving thread). */
+  private void pollRings() {
+    for (DirectLink link : ringLinks) {
+      link.readRing();
+    }
+  }
+
+  /**
+   * Marks every ring as watched by a thread about to block in a socket poll (or unmarks them); true if records
+   * wait already (then it must not block).
+   */
+  private boolean parkRings(boolean parked) {
+    boolean waiting = false;
+    for (DirectLink link : ringLinks) {
+      waiting |= link.parkRing(parked);
+    }
+    return waiting;
+  }
+
+  /** Blocks in the socket poll for at most {@code millis}, rung by senders into the rings meanwhile. */
+  private void blockingSelect(long millis) throws IOException {
+    try {
+      if (!parkRings(true)) {
+        selector.select(onReady, millis);
+        lastSelectNanos = clock.nanoTime();
+      }
+    } finally {
+      parkRings(false);
+    }
+    pollRings();
   }
 
   /** A writer queued bytes the socket would not take: make a blocked poll watch for writability. */
@@ -192,7 +285,17 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
       if (tryAcquire()) {
         try {
           if (phase != IdleStrategy.Phase.PARK) {
-            if (selector.selectNow(onReady) == 0) {
+            pollRings();
+            Frame g = inbox.poll(source, stream, seq);
+            if (g != null) {
+              return g;
+            }
+            int selected = 0;
+            if (!ringsOnly || now - lastSelectNanos >= RING_SELECT_NANOS) {
+              lastSelectNanos = now;
+              selected = selector.selectNow(onReady);
+            }
+            if (selected == 0) {
               // Nothing yet: on a busy core, let another runnable thread (a peer process) go first.
               idle.pause(phase);
             }
@@ -204,7 +307,7 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
                 return g;
               }
               // Nothing yet: block in the poll; a frame from a rank of this process, or a failure, wakes it.
-              selector.select(onReady, Math.max(1, TimeUnit.NANOSECONDS.toMillis(idle.parkNanos(deadline - now))));
+              blockingSelect(Math.max(1, TimeUnit.NANOSECONDS.toMillis(idle.parkNanos(deadline - now))));
             } finally {
               inbox.unblocked();
             }
@@ -315,7 +418,7 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
       }
       try {
         if (clock.nanoTime() - callerActiveNanos >= BACKOFF_NANOS) {
-          selector.select(onReady, Math.max(1, TimeUnit.NANOSECONDS.toMillis(Math.max(0, nextCheck - now))));
+          blockingSelect(Math.max(1, TimeUnit.NANOSECONDS.toMillis(Math.max(0, nextCheck - now))));
         }
       } catch (IOException | RuntimeException e) {
         if (!closed) {

@@ -37,8 +37,12 @@ import org.slf4j.LoggerFactory;
  * <p>Reading: only the driving thread, under the read lock, through the connection's {@link DirectReader}.
  *
  * <p>Same host: an outbound connection to an endpoint of this host offers a {@link SharedMemoryRing}; once
- * the receiver has mapped it, payloads of at least {@link Tuning#SHARED_MIN_BYTES} are written into the ring
- * and only their headers cross the socket (no kernel copies, no TCP processing for the bulk of the bytes).
+ * the receiver has mapped it, whole DATA messages go into the ring as records and nothing crosses the socket
+ * unless the receiver is blocked in a poll (then one wake-up per block): no system call, no kernel copy and no
+ * TCP processing per message. With DATA sealed, only payloads of at least {@link Tuning#SHARED_MIN_BYTES} go
+ * into the ring and their sealed headers cross the socket. What does not fit in the ring goes over the socket;
+ * the receiver matches frames by sequence, and reads the ring before any message that came over the socket, so
+ * nothing sent before a control message (LEAVE, ABORT) arrives after it.
  *
  * <p>Lock order: the read lock may be held while writing (a frame's delivery can fail the group, which tells
  * the peers); the write lock is never held while taking the read lock.
@@ -67,6 +71,10 @@ final class DirectLink implements Link {
   private volatile long lastWriteNanos;
   /** This side's ring for what it sends (guarded by the write lock). */
   private SharedMemoryRing sendRing;
+  /** Whether whole DATA messages go into the ring (DATA not sealed), or only large payloads. */
+  private final boolean records;
+  /** DATA messages written to the socket (under the write lock). */
+  private long socketData;
 
   DirectLink(CallerDrivenIo io, SocketChannel socket, String remoteKey, boolean outbound, LinkKeys keys)
       throws IOException {
@@ -75,6 +83,7 @@ final class DirectLink implements Link {
     this.remoteKey = remoteKey;
     this.outbound = outbound;
     this.outgoing = keys.outgoing;
+    this.records = !outgoing.coversData();
     this.reader = new DirectReader(this, io, socket, remoteKey, keys.incoming);
     socket.configureBlocking(false);
     long now = io.clock().nanoTime();
@@ -151,6 +160,10 @@ final class DirectLink implements Link {
     return remoteKey;
   }
 
+  boolean outbound() {
+    return outbound;
+  }
+
   long lastReadNanos() {
     return lastReadNanos;
   }
@@ -170,26 +183,42 @@ final class DirectLink implements Link {
   public void write(ByteBuf msg) {
     IOException failed = null;
     synchronized (writeLock) {
+      ByteBuf out = msg;
       if (closed) {
-        msg.release();
+        out.release();
         throw new PeerLostException(-1, "the connection to endpoint " + remoteKey + " is closed");
       }
       try {
-        byte type = msg.getByte(msg.readerIndex() + WireFormat.TYPE_OFFSET);
+        byte type = out.getByte(out.readerIndex() + WireFormat.TYPE_OFFSET);
         if (type == WireFormat.DATA && sendRing != null) {
-          toRing(msg);
+          if (records) {
+            ByteBuffer whole = out.internalNioBuffer(out.readerIndex(), out.readableBytes());
+            if (sendRing.putRecord(whole, whole.position(), whole.remaining(), socketData)) {
+              out.release();
+              if (!sendRing.wakeReceiver()) {
+                return;
+              }
+              out = ControlMessages.sharedMemoryWake(PooledByteBufAllocator.DEFAULT);
+              type = WireFormat.SHM_WAKE;
+            }
+          } else {
+            toRing(out);
+          }
+        }
+        if (type == WireFormat.DATA) {
+          socketData++;
         }
         if (MessageTags.sealed(type, outgoing)) {
-          MessageTags.seal(msg, outgoing);
+          MessageTags.seal(out, outgoing);
         }
         if (pending.isEmpty()) {
-          writeSome(msg);
-          if (!msg.isReadable()) {
-            msg.release();
+          writeSome(out);
+          if (!out.isReadable()) {
+            out.release();
             return;
           }
         }
-        pending.addLast(msg);
+        pending.addLast(out);
         if (!writeInterest) {
           writeInterest = true;
           key.interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
@@ -198,7 +227,7 @@ final class DirectLink implements Link {
         return;
       } catch (IOException e) {
         failed = e;
-        msg.release();
+        out.release();
       }
     }
     fail("write failed: " + failed);
@@ -301,6 +330,34 @@ final class DirectLink implements Link {
     }
     if (problem != null) {
       fail(problem);
+    }
+  }
+
+  /**
+   * Delivers the records waiting in the peer's ring (driving thread only); closes the connection if the peer
+   * broke the ring's rules. Cheap when there are none: one load of the ring's published word.
+   */
+  void readRing() {
+    String problem;
+    synchronized (readLock) {
+      if (closed) {
+        return;
+      }
+      problem = reader.drainRing();
+      if (problem != null) {
+        io.breachLog().warn(RateLimitedLog.host(remoteKey), "{}: {} from {}; closing the connection",
+            io.addressKey(), problem, remoteKey);
+      }
+    }
+    if (problem != null) {
+      fail(problem);
+    }
+  }
+
+  /** Marks the peer's ring as watched by a thread blocked in a poll, or not; true if records wait already. */
+  boolean parkRing(boolean parked) {
+    synchronized (readLock) {
+      return !closed && reader.parkRing(parked);
     }
   }
 

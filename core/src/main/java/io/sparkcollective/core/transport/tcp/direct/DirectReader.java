@@ -25,13 +25,14 @@ import org.slf4j.LoggerFactory;
  * The read side of one caller-driven connection: messages are parsed out of a staging buffer; a DATA payload
  * that is not in it yet is read straight into the frame it will be delivered in, so large segments are copied
  * once, from the socket into the frame; a payload in the sender's shared-memory ring is lent to its frame
- * where it lies. Used by one thread at a time, under its link's read lock.
+ * where it lies, and so is a whole DATA message the sender put there as a record. Used by one thread at a time,
+ * under its link's read lock.
  *
  * <p>With DATA sealed, a payload and its tag are read into the frame together (its tailroom takes the tag) and
  * opened there before the frame is handed on; one that no rank here takes is read into a pooled frame and
  * opened all the same, so a message whose header was altered to have it dropped is caught like any other.
  */
-final class DirectReader {
+final class DirectReader implements SharedMemoryRing.RecordSink {
   private static final Logger LOG = LoggerFactory.getLogger(DirectReader.class);
 
   private final DirectLink owner;
@@ -53,6 +54,8 @@ final class DirectReader {
   private SharedMemoryRing ring;
   /** Why the connection must close after the last {@link #readOnce}, or null. */
   private String problem;
+  /** DATA messages read from the socket (their payloads in it or in the ring), told to the sender's ring. */
+  private long socketData;
 
   // A DATA payload being read into its frame (or skipped: frame == null).
   private Receiver bodyFor;
@@ -119,6 +122,11 @@ final class DirectReader {
     ByteBuffer in = staging;
     in.flip();
     try {
+      // Records written before what came over the socket are published: they go first.
+      String early = drainRing();
+      if (early != null) {
+        return early;
+      }
       while (in.remaining() >= WireFormat.LENGTH_FIELD_BYTES + 1) {
         int start = in.position();
         long length = in.getInt(start) & 0xFFFFFFFFL;
@@ -166,11 +174,15 @@ final class DirectReader {
               .order(ByteOrder.LITTLE_ENDIAN);
           in.position(start + whole);
           ByteBuf body = Unpooled.wrappedBuffer(slice);
-          boolean ring = type == WireFormat.SHM_OFFER || type == WireFormat.SHM_DECLINE;
+          boolean ring = type == WireFormat.SHM_OFFER || type == WireFormat.SHM_DECLINE
+              || type == WireFormat.SHM_WAKE;
           String bad = !ring ? MessageDispatcher.dispatch(io.inbound(), remoteKey, type, body, header, incoming)
               : MessageTags.open(type, body, incoming);
           if (bad == null && type == WireFormat.SHM_OFFER) {
             bad = attachRing(body.nioBuffer().order(ByteOrder.LITTLE_ENDIAN));
+          } else if (bad == null && type == WireFormat.SHM_WAKE) {
+            // Its records were read before this message (parse reads the ring first).
+            io.countWakeup();
           } else if (bad == null && type == WireFormat.SHM_DECLINE) {
             bad = body.readableBytes() == Long.BYTES ? owner.ringDeclined(body.getLongLE(body.readerIndex()))
                 : "it sent a malformed ring decline";
@@ -232,6 +244,42 @@ final class DirectReader {
     return finishBody();
   }
 
+  /**
+   * Delivers the DATA records waiting in the sender's ring (a connection without sealed DATA). Returns why the
+   * connection must close, or null.
+   */
+  String drainRing() {
+    return ring == null || sealsData || !ring.hasRecords() ? null : ring.pollRecords(this);
+  }
+
+  /** Marks the sender's ring as polled by a blocked thread or not; true if records wait already. */
+  boolean parkRing(boolean parked) {
+    return ring != null && !sealsData && ring.park(parked);
+  }
+
+  /** A whole DATA message from the sender's ring: its payload is lent to its frame where it lies. */
+  @Override
+  public String record(SharedMemoryRing from, ByteBuffer in, int offset, int whole, long pos) {
+    if (whole < DataHeader.BYTES || in.get(offset + WireFormat.TYPE_OFFSET) != WireFormat.DATA) {
+      return "it sent a shared-memory record of " + whole + " bytes that is not a DATA message";
+    }
+    DataHeader h = header.read(in, offset);
+    if (h.inSharedMemory()) {
+      return "it sent a shared-memory record that points into the ring";
+    }
+    int n = whole - DataHeader.BYTES;
+    int flags = h.flags();
+    int crc = h.crc();
+    Receiver r = io.inbound().receiver(remoteKey, h.group(), h.dest());
+    Frame f = r != null ? r.accept(remoteKey, h, n, true) : null;
+    from.takeRecord(pos, whole, DataHeader.BYTES, f);
+    io.countShared();
+    if (f != null) {
+      r.complete(f, n, flags, crc, -1);
+    }
+    return null;
+  }
+
   /** The head of the DATA message at {@code start} of {@code in}: its header past the type byte. */
   private static ByteBuffer head(ByteBuffer in, int start) {
     return in.duplicate().position(start + WireFormat.TYPE_OFFSET + 1).limit(start + DataHeader.BYTES);
@@ -273,6 +321,10 @@ final class DirectReader {
 
   /** The payload is in: opens it if sealed, then hands the frame on. Returns why the connection must close, or null. */
   private String finishBody() {
+    socketData++;
+    if (ring != null && !sealsData) {
+      ring.socketDataRead(socketData);
+    }
     Frame f = body;
     Receiver r = bodyFor;
     ByteBuffer view = bodyView;
@@ -310,7 +362,11 @@ final class DirectReader {
     }
     if (io.config().sharedMemoryBytes() > 0) {
       try {
-        ring = SharedMemoryRing.attach(io.config().sharedMemoryDir(), offer.name, offer.token, offer.capacity);
+        ring = SharedMemoryRing.attach(io.config().sharedMemoryDir(), offer.name, offer.token, offer.capacity,
+            socketData);
+        if (!sealsData) {
+          io.ringAttached(owner);
+        }
         LOG.info("{}: payloads from {} come through shared memory ({} bytes)", io.addressKey(), remoteKey,
             offer.capacity);
         return null;
@@ -337,6 +393,7 @@ final class DirectReader {
     if (ring != null) {
       ring.close();
       ring = null;
+      io.ringClosed(owner);
     }
   }
 

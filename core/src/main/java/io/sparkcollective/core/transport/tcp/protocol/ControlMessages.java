@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
  *  HEARTBEAT   (6): empty
  *  SHM_OFFER   (7): token int64, capacity int32, ring file name (UTF-8, rest, at most 255 bytes)
  *  SHM_DECLINE (8): token int64 (of the offer declined)
+ *  SHM_WAKE    (9): empty (records wait in the sender's ring: the receiver was blocked in a poll)
  * </pre>
  *
  * On an authenticated connection every one of them ends with a tag (see
@@ -90,6 +91,10 @@ public final class ControlMessages {
     return finish(out);
   }
 
+  public static ByteBuf sharedMemoryWake(ByteBufAllocator alloc) {
+    return finish(start(alloc, WireFormat.SHM_WAKE, 0));
+  }
+
   /** A decoded SHM_OFFER. */
   public static final class RingOffer {
     public final long token;
@@ -121,8 +126,8 @@ public final class ControlMessages {
   /**
    * Decodes the group message of type {@code type} ({@code in} just past its type byte) from {@code remoteKey}
    * and hands it to {@code handler}. Returns why the connection must close (a truncated message, a type this is
-   * not the decoder for), else null. HEARTBEAT, SHM_OFFER and SHM_DECLINE are accepted and ignored here: the
-   * connection's reader handles the ring messages itself.
+   * not the decoder for), else null. HEARTBEAT and the ring messages (SHM_OFFER, SHM_DECLINE, SHM_WAKE) are
+   * accepted and ignored here: the connection's reader handles the ring messages itself.
    */
   public static String decode(String remoteKey, byte type, ByteBuf in, Handler handler) {
     try {
@@ -151,6 +156,7 @@ public final class ControlMessages {
         case WireFormat.HEARTBEAT:
         case WireFormat.SHM_OFFER:
         case WireFormat.SHM_DECLINE:
+        case WireFormat.SHM_WAKE:
           return null;
         default:
           return "it sent an unknown message type " + type;

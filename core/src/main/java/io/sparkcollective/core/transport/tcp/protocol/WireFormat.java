@@ -16,7 +16,7 @@ import java.nio.charset.StandardCharsets;
  *     int32    int8   length counts type + body
  *
  *  DATA (type 1): the header drawn in {@link DataHeader}, then the payload
- *  types 2-8 (ABORT, LEAVE, JOIN, REFUSE_JOIN, HEARTBEAT, SHM_OFFER, SHM_DECLINE): drawn in
+ *  types 2-9 (ABORT, LEAVE, JOIN, REFUSE_JOIN, HEARTBEAT, SHM_OFFER, SHM_DECLINE, SHM_WAKE): drawn in
  *  {@link ControlMessages}
  *  handshake types 16-20: see {@link io.sparkcollective.core.auth.SecretHandshake}
  * </pre>
@@ -41,6 +41,8 @@ public final class WireFormat {
   public static final byte SHM_OFFER = 7;
   /** The receiver will not map the offered ring (shared memory off, or it cannot): token. */
   public static final byte SHM_DECLINE = 8;
+  /** Records wait in the sender's ring and the receiver was blocked in a poll: read them. Empty. */
+  public static final byte SHM_WAKE = 9;
   public static final byte HELLO = 16;
   public static final byte CHALLENGE = 17;
   public static final byte RESPONSE = 18;

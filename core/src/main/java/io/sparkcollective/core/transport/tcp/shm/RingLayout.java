@@ -6,19 +6,30 @@ package io.sparkcollective.core.transport.tcp.shm;
  * words are 64-bit in the host's byte order (both sides share the host).
  *
  * <pre>
- *   0       8       16         24         32          64         72          128
- *   +-------+-------+----------+----------+-- pad ----+----------+-- pad -----+--------------------------+
- *   | magic | token | capacity | attached |           | consumed |            | data (capacity bytes)    |
- *   +-------+-------+----------+----------+-----------+----------+------------+--------------------------+
- *    written by the sender at creation;     attached    written by the         payloads, each at a
- *    checked by the receiver                by the      receiver (its own      multiple of 8, none
- *                                           receiver    cache line)            wrapping the end
+ *   0       8       16         24         32      64          72     128        136      144         152   192
+ *   +-------+-------+----------+----------+- pad -+-----------+- pad -+----------+--------+-----------+-pad-+------+
+ *   | magic | token | capacity | attached |       | published |       | consumed | parked | socket    |     | data |
+ *   |       |       |          |          |       |           |       |          |        | DATA read |     |      |
+ *   +-------+-------+----------+----------+-------+-----------+-------+----------+--------+-----------+-----+------+
+ *    written by the sender at creation;            the sender's        the receiver's line: end of what it
+ *    checked by the receiver; attached by          line: end of the    holds; blocked in a poll (1); DATA
+ *    the receiver                                  records published   messages it read from the socket
  * </pre>
  *
  * <p>Placement: the sender's head counts bytes ever reserved. A payload starts at the head aligned to 8;
  * one that would cross the end of the data area starts at the next multiple of the capacity instead, and the
  * skipped tail counts as used. The receiver expects exactly that position next, so a payload anywhere else is
  * refused. Free space is {@code capacity - (head - consumed)}.
+ *
+ * <p>Records: a connection may send whole messages through the ring instead of only payloads. Each record
+ * is a little-endian int32 length followed by that many bytes, placed like a payload (the length counts in
+ * its size); a length of {@link #WRAP_MARK} where the next record would start says that it starts at the
+ * next wrap instead. The sender publishes the end of the last record it wrote ({@code published}, released
+ * after the record's bytes); the receiver reads records up to there. Before it blocks, the receiver sets
+ * {@code parked}; a sender that publishes while it is set clears it and rings the receiver through the
+ * socket (one wake-up per block). DATA that does not fit in the ring goes over the socket; the receiver counts
+ * the DATA messages it has read from the socket, and the sender puts DATA into the ring again only once that
+ * count has reached the number it sent there, so the DATA of a connection arrives in the order it was sent.
  */
 public final class RingLayout {
   /** Bytes of one cache line: the receiver's word gets one of its own, away from the sender's. */
@@ -27,10 +38,17 @@ public final class RingLayout {
   public static final int TOKEN_AT = MAGIC_AT + Long.BYTES;
   public static final int CAPACITY_AT = TOKEN_AT + Long.BYTES;
   public static final int ATTACHED_AT = CAPACITY_AT + Long.BYTES;
-  public static final int CONSUMED_AT = CACHE_LINE;
+  public static final int PUBLISHED_AT = CACHE_LINE;
+  public static final int CONSUMED_AT = PUBLISHED_AT + CACHE_LINE;
+  public static final int PARKED_AT = CONSUMED_AT + Long.BYTES;
+  public static final int SOCKET_DATA_AT = PARKED_AT + Long.BYTES;
   public static final int DATA_AT = CONSUMED_AT + CACHE_LINE;
-  /** "scshmrng": the first word of every ring file. */
-  public static final long MAGIC = 0x7363_7368_6d72_6e67L;
+  /** "scshmrn2": the first word of every ring file of this layout. */
+  public static final long MAGIC = 0x7363_7368_6d72_6e32L;
+  /** Bytes of a record's length field. */
+  public static final int RECORD_LENGTH_BYTES = Integer.BYTES;
+  /** A record length that means "the next record starts at the next wrap". */
+  public static final int WRAP_MARK = 0;
   /** Payloads start at multiples of this, so every element type can be read where it lies. */
   public static final int ALIGNMENT = 8;
   /** Smallest ring: one largest control-free payload of a few pages at least. */
@@ -80,6 +98,32 @@ public final class RingLayout {
     if (n < 0 || n > capacity || (pos != next && pos != wrapped) || pos % capacity + n > capacity) {
       return "its shared-memory payload of " + n + " bytes at " + pos + " is out of sequence (next at " + next
           + ", ring of " + capacity + " bytes)";
+    }
+    return null;
+  }
+
+  /**
+   * Why {@code published}, read from the sender's word, cannot follow {@code seen} (the last value read) while
+   * the receiver holds everything from {@code consumed} on; null if it can.
+   */
+  public static String checkPublished(long seen, long published, long consumed, int capacity) {
+    if (published < seen || published - consumed > capacity) {
+      return "its shared-memory ring says records end at " + published + " (before: " + seen + ", receiver holds from "
+          + consumed + ", ring of " + capacity + " bytes)";
+    }
+    return null;
+  }
+
+  /**
+   * Why a record of {@code length} (its length field) cannot start at {@code pos}, aligned, with records
+   * published up to {@code published}; null if it can. A {@link #WRAP_MARK} must not be at a wrap itself.
+   */
+  public static String checkRecord(long pos, int length, long published, int capacity) {
+    long end = length == WRAP_MARK ? pos + capacity - pos % capacity : pos + RECORD_LENGTH_BYTES + (long) length;
+    if (length < 0 || (length == WRAP_MARK && pos % capacity == 0) || end > published
+        || (length != WRAP_MARK && pos % capacity + RECORD_LENGTH_BYTES + (long) length > capacity)) {
+      return "its shared-memory record of length " + length + " at " + pos + " does not fit (records end at "
+          + published + ", ring of " + capacity + " bytes)";
     }
     return null;
   }

@@ -29,9 +29,11 @@ import org.slf4j.LoggerFactory;
  *   consumed (receiver)     end of the oldest payload still held: frames of one connection go to several ranks
  *                           and are released out of order, so consumed moves over the freed prefix only
  *
- * The socket orders everything else: a payload is written before its header is sent, and the receiver reads
- * it only after reading that header. The file is created with owner-only permissions and deleted as soon as
- * the receiver has mapped it (or when the connection closes), so nothing is left behind on a normal exit.
+ * Payloads: the socket orders everything; a payload is written before its header is sent, and the receiver
+ * reads it only after reading that header. Records (whole messages, RingLayout): the ring orders them
+ * itself through the published word; the socket carries a wake-up only when the receiver is blocked in a
+ * poll. The file is created with owner-only permissions and deleted as soon as the receiver has mapped it (or
+ * when the connection closes), so nothing is left behind on a normal exit.
  */
 
 /** A shared-memory ring carrying one connection's DATA payloads between two processes of one host. */
@@ -42,6 +44,9 @@ public final class SharedMemoryRing implements Frame.Lender {
   private static final int CAPACITY_AT = RingLayout.CAPACITY_AT;
   private static final int ATTACHED_AT = RingLayout.ATTACHED_AT;
   private static final int CONSUMED_AT = RingLayout.CONSUMED_AT;
+  private static final int PUBLISHED_AT = RingLayout.PUBLISHED_AT;
+  private static final int PARKED_AT = RingLayout.PARKED_AT;
+  private static final int SOCKET_DATA_AT = RingLayout.SOCKET_DATA_AT;
   private static final int DATA_AT = RingLayout.DATA_AT;
   private static final String PREFIX = "spark-collective-";
   private static final String SUFFIX = ".ring";
@@ -51,6 +56,8 @@ public final class SharedMemoryRing implements Frame.Lender {
   private final Path path;
   private final MappedByteBuffer map;
   private final ByteBuffer data;
+  /** The data area in little-endian order, for reading record lengths. */
+  private final ByteBuffer records;
   private final long token;
   private final int capacity;
   // Sender side.
@@ -60,8 +67,13 @@ public final class SharedMemoryRing implements Frame.Lender {
   // Both sides (under this object's lock): closed with its connection; unmapped once nothing reads it.
   private boolean closed;
   private boolean unmapped;
-  // Receiver side (under this object's lock): payloads received and not yet freed, in arrival order.
+  // Receiver side. Where the next payload or record starts (its reading thread, which also calls check/take).
   private long expected;
+  /** The published word as last read (reading thread). */
+  private long seenPublished;
+  /** The consumed word as last written (under this object's lock). */
+  private long consumed;
+  // Receiver side (under this object's lock): payloads received and not yet freed, in arrival order.
   private long[] heldStart = new long[64];
   private long[] heldEnd = new long[64];
   private boolean[] freed = new boolean[64];
@@ -76,6 +88,7 @@ public final class SharedMemoryRing implements Frame.Lender {
     this.token = token;
     this.capacity = capacity;
     this.data = map.duplicate().position(DATA_AT).limit(DATA_AT + capacity).slice();
+    this.records = data.duplicate().order(ByteOrder.LITTLE_ENDIAN);
   }
 
   public Path path() {
@@ -120,9 +133,11 @@ public final class SharedMemoryRing implements Frame.Lender {
 
   /**
    * Maps the ring a peer offered and tells it so. The path must name a regular file in {@code dir} made by
-   * {@link #create} with the same token and capacity; it is deleted once mapped.
+   * {@link #create} with the same token and capacity; it is deleted once mapped. {@code socketData}: the DATA
+   * messages of the connection read from the socket so far (see {@link #socketDataRead}).
    */
-  public static SharedMemoryRing attach(Path dir, String name, long token, int capacity) throws IOException {
+  public static SharedMemoryRing attach(Path dir, String name, long token, int capacity, long socketData)
+      throws IOException {
     String bad = RingLayout.checkCapacity(capacity);
     if (bad != null) {
       throw new IOException("offered " + bad);
@@ -150,6 +165,7 @@ public final class SharedMemoryRing implements Frame.Lender {
     Files.deleteIfExists(path);
     SharedMemoryRing ring = new SharedMemoryRing(path, map, token, capacity);
     ring.deleted = true;
+    LONGS.setRelease(map, SOCKET_DATA_AT, socketData);
     LONGS.setRelease(map, ATTACHED_AT, 1L);
     return ring;
   }
@@ -204,6 +220,39 @@ public final class SharedMemoryRing implements Frame.Lender {
   }
 
   /**
+   * Copies the whole message of {@code n} bytes at {@code index} of {@code src} (its first four bytes its
+   * little-endian length field, {@code n - 4}) into the ring as a record and publishes it; false if the receiver
+   * has not attached, there is no room, or it has not yet read all {@code socketData} DATA messages sent over
+   * the socket so far (then this one goes over the socket too, behind them). After true, {@link #wakeReceiver}.
+   */
+  public boolean putRecord(ByteBuffer src, int index, int n, long socketData) {
+    if (n > capacity || n <= RingLayout.RECORD_LENGTH_BYTES || !attached()
+        || (long) LONGS.getAcquire(map, SOCKET_DATA_AT) != socketData) {
+      return false;
+    }
+    long pos = RingLayout.place(head, n, capacity);
+    if (!RingLayout.fits(pos, n, (long) LONGS.getAcquire(map, CONSUMED_AT), capacity)) {
+      return false;
+    }
+    long at = RingLayout.align(head);
+    if (at != pos) {
+      records.putInt((int) (at % capacity), RingLayout.WRAP_MARK);
+    }
+    data.put((int) (pos % capacity), src, index, n);
+    head = pos + n;
+    LONGS.setVolatile(map, PUBLISHED_AT, head);
+    return true;
+  }
+
+  /**
+   * Whether the receiver was blocked in a poll when the last record was published: then this call claims the
+   * wake-up (true once per block) and the caller sends it through the socket.
+   */
+  public boolean wakeReceiver() {
+    return (long) LONGS.getVolatile(map, PARKED_AT) != 0 && LONGS.compareAndSet(map, PARKED_AT, 1L, 0L);
+  }
+
+  /**
    * The connection closed: the mapping is released as soon as no frame holds a window on it (at once on the
    * sending side, which lends none), so the memory of a lost peer's ring does not wait for a GC.
    */
@@ -233,6 +282,88 @@ public final class SharedMemoryRing implements Frame.Lender {
   }
 
   // ----------------------------------------------------------------------------------------- receiver
+
+  /** Where the records of a ring go: one call per record, in order. */
+  public interface RecordSink {
+    /**
+     * The record at {@code pos} of {@code whole} bytes, its length field included, lies at {@code offset} of
+     * {@code ring} (little-endian, the data area): the sink reads it there and hands it on with
+     * {@link #takeRecord}. Returns why the connection must close, or null.
+     */
+    String record(SharedMemoryRing from, ByteBuffer ring, int offset, int whole, long pos);
+  }
+
+  /** Whether records were published that {@link #pollRecords} has not read (reading thread). */
+  public boolean hasRecords() {
+    return (long) LONGS.getAcquire(map, PUBLISHED_AT) != seenPublished;
+  }
+
+  /**
+   * Hands every record published since the last call to {@code sink}, in order (reading thread). Returns why the
+   * connection must close (the sender broke the ring's rules), or null.
+   */
+  public String pollRecords(RecordSink sink) {
+    long published = (long) LONGS.getAcquire(map, PUBLISHED_AT);
+    if (published == seenPublished) {
+      return null;
+    }
+    long held;
+    synchronized (this) {
+      held = consumed;
+    }
+    String bad = RingLayout.checkPublished(seenPublished, published, held, capacity);
+    if (bad != null) {
+      return bad;
+    }
+    while (expected < published) {
+      long pos = RingLayout.align(expected);
+      if (pos + RingLayout.RECORD_LENGTH_BYTES > published) {
+        return "its shared-memory records end at " + published + ", inside the length field at " + pos;
+      }
+      int offset = (int) (pos % capacity);
+      int length = records.getInt(offset);
+      bad = RingLayout.checkRecord(pos, length, published, capacity);
+      if (bad != null) {
+        return bad;
+      }
+      if (length == RingLayout.WRAP_MARK) {
+        expected = pos + capacity - offset;
+        continue;
+      }
+      int whole = RingLayout.RECORD_LENGTH_BYTES + length;
+      bad = sink.record(this, records, offset, whole, pos);
+      if (bad != null) {
+        return bad;
+      }
+      if (expected != pos + whole) {
+        throw new IllegalStateException("the record at " + pos + " was not taken");
+      }
+    }
+    seenPublished = published;
+    return null;
+  }
+
+  /**
+   * Takes the record of {@code whole} bytes at {@code pos} whose payload starts {@code headerBytes} into it: like
+   * {@link #take} for that payload.
+   */
+  public void takeRecord(long pos, int whole, int headerBytes, Frame frame) {
+    take(pos + headerBytes, whole - headerBytes, frame);
+  }
+
+  /** The receiver has read {@code n} DATA messages of the connection from the socket (reading thread). */
+  public void socketDataRead(long n) {
+    LONGS.setRelease(map, SOCKET_DATA_AT, n);
+  }
+
+  /**
+   * Marks the receiver as blocked in a poll (or not): while marked, the next record published rings it through
+   * the socket. Returns, after marking, whether records are already waiting (then it should not block).
+   */
+  public boolean park(boolean parked) {
+    LONGS.setVolatile(map, PARKED_AT, parked ? 1L : 0L);
+    return parked && (long) LONGS.getVolatile(map, PUBLISHED_AT) != seenPublished;
+  }
 
   /**
    * Why a payload of {@code n} bytes at {@code pos} cannot be the next one (it must start where the previous
@@ -302,9 +433,9 @@ public final class SharedMemoryRing implements Frame.Lender {
         break;
       }
     }
-    long consumed = -1;
+    long freedTo = -1;
     while (heldCount > 0 && freed[heldFirst]) {
-      consumed = heldEnd[heldFirst];
+      freedTo = heldEnd[heldFirst];
       heldFirst = (heldFirst + 1) % m;
       heldCount--;
     }
@@ -312,8 +443,9 @@ public final class SharedMemoryRing implements Frame.Lender {
       if (heldCount == 0) {
         unmap();
       }
-    } else if (consumed >= 0) {
-      LONGS.setRelease(map, CONSUMED_AT, consumed);
+    } else if (freedTo >= 0) {
+      consumed = freedTo;
+      LONGS.setRelease(map, CONSUMED_AT, freedTo);
     }
   }
 }

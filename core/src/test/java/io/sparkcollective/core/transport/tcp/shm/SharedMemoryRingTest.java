@@ -11,10 +11,13 @@ import io.sparkcollective.core.transport.Frame;
 import io.sparkcollective.core.transport.FramePool;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -38,7 +41,7 @@ class SharedMemoryRingTest {
     ByteBuffer payload = ByteBuffer.allocateDirect(CAPACITY);
     assertEquals(-1, sender.put(payload, 0, 100), "nothing goes in before the receiver has mapped the ring");
     SharedMemoryRing receiver = SharedMemoryRing.attach(dir, sender.path().getFileName().toString(),
-        sender.token(), CAPACITY);
+        sender.token(), CAPACITY, 0);
     assertFalse(Files.exists(sender.path()), "the file is deleted once mapped");
 
     SplittableRandom rnd = new SplittableRandom(7);
@@ -85,7 +88,7 @@ class SharedMemoryRingTest {
   void shouldRejectAPayloadOutOfSequence() throws IOException {
     SharedMemoryRing sender = SharedMemoryRing.create(dir, CAPACITY);
     SharedMemoryRing receiver = SharedMemoryRing.attach(dir, sender.path().getFileName().toString(),
-        sender.token(), CAPACITY);
+        sender.token(), CAPACITY, 0);
     ByteBuffer b = ByteBuffer.allocateDirect(1000);
     assertEquals(0, sender.put(b, 0, 1000));
     assertNotNull(receiver.check(8, 1000), "not where the previous one ended");
@@ -106,7 +109,7 @@ class SharedMemoryRingTest {
   void shouldFreeSpaceOnlyUpToTheOldestPayloadStillHeld() throws IOException {
     SharedMemoryRing sender = SharedMemoryRing.create(dir, CAPACITY);
     SharedMemoryRing receiver = SharedMemoryRing.attach(dir, sender.path().getFileName().toString(),
-        sender.token(), CAPACITY);
+        sender.token(), CAPACITY, 0);
     ByteBuffer b = ByteBuffer.allocateDirect(CAPACITY);
     int half = CAPACITY / 2;
     long a = sender.put(b, 0, half);
@@ -127,13 +130,13 @@ class SharedMemoryRingTest {
   void shouldRefuseFilesThatAreNotTheOfferedRing() throws IOException {
     SharedMemoryRing sender = SharedMemoryRing.create(dir, CAPACITY);
     String name = sender.path().getFileName().toString();
-    assertThrows(IOException.class, () -> SharedMemoryRing.attach(dir, name, sender.token() + 1, CAPACITY));
-    assertThrows(IOException.class, () -> SharedMemoryRing.attach(dir, name, sender.token(), CAPACITY * 2));
-    assertThrows(IOException.class, () -> SharedMemoryRing.attach(dir, "../" + name, sender.token(), CAPACITY));
-    assertThrows(IOException.class, () -> SharedMemoryRing.attach(dir, "passwd", sender.token(), CAPACITY));
+    assertThrows(IOException.class, () -> SharedMemoryRing.attach(dir, name, sender.token() + 1, CAPACITY, 0));
+    assertThrows(IOException.class, () -> SharedMemoryRing.attach(dir, name, sender.token(), CAPACITY * 2, 0));
+    assertThrows(IOException.class, () -> SharedMemoryRing.attach(dir, "../" + name, sender.token(), CAPACITY, 0));
+    assertThrows(IOException.class, () -> SharedMemoryRing.attach(dir, "passwd", sender.token(), CAPACITY, 0));
     Path notAFile = Files.createDirectory(dir.resolve("spark-collective-1-x.ring"));
     assertThrows(IOException.class, () -> SharedMemoryRing.attach(dir, notAFile.getFileName().toString(),
-        sender.token(), CAPACITY));
+        sender.token(), CAPACITY, 0));
     assertTrue(Files.exists(sender.path()), "a refused attach leaves the offer in place");
     sender.delete();
     assertFalse(Files.exists(sender.path()));
@@ -150,6 +153,151 @@ class SharedMemoryRingTest {
     assertFalse(Files.exists(dead));
     assertTrue(Files.exists(alive));
     assertTrue(Files.exists(other));
+  }
+
+  /**
+   * Whole messages as records: random sizes (odd ones too), held and released out of order, through many wraps;
+   * each arrives once, in order, with its bytes; a record is refused only when it truly does not fit.
+   */
+  @Test
+  void shouldCarryRecordsInOrderThroughWrapsAndRefuseThemWhenFull() throws IOException {
+    SharedMemoryRing sender = SharedMemoryRing.create(dir, CAPACITY);
+    ByteBuffer msg = ByteBuffer.allocateDirect(CAPACITY).order(ByteOrder.LITTLE_ENDIAN);
+    assertFalse(sender.putRecord(msg, 0, 100, 0), "nothing goes in before the receiver has mapped the ring");
+    SharedMemoryRing receiver = SharedMemoryRing.attach(dir, sender.path().getFileName().toString(),
+        sender.token(), CAPACITY, 0);
+    SplittableRandom rnd = new SplittableRandom(11);
+    ArrayDeque<long[]> sent = new ArrayDeque<>(); // {length, seed}, in sending order
+    List<Frame> held = new ArrayList<>();
+    int[] received = {0};
+    int refused = 0;
+    int delivered = 0;
+    for (int i = 0; i < 3000; i++) {
+      int choice = rnd.nextInt(4);
+      if (choice < 2) {
+        int n = 8 + rnd.nextInt(choice == 0 ? 64 : CAPACITY / 4);
+        long seed = rnd.nextLong();
+        fill(msg, n, seed);
+        msg.order(ByteOrder.LITTLE_ENDIAN).putInt(0, n - 4);
+        if (sender.putRecord(msg, 0, n, 0)) {
+          sent.addLast(new long[] {n, seed});
+        } else {
+          refused++;
+        }
+      } else if (choice == 2) {
+        assertNull(receiver.pollRecords((from, ring, offset, whole, pos) -> {
+          long[] next = sent.pollFirst();
+          assertNotNull(next, "a record that was not sent");
+          assertEquals(next[0], whole, "record " + received[0]);
+          assertEquals(0, pos % 8, "records start at multiples of 8");
+          assertTrue(offset + whole <= CAPACITY, "a record never wraps");
+          ByteBuffer expected = ByteBuffer.allocateDirect(whole).order(ByteOrder.LITTLE_ENDIAN);
+          fill(expected, whole, next[1]);
+          expected.putInt(0, whole - 4).clear();
+          assertEquals(expected, ring.duplicate().position(offset).limit(offset + whole), "record " + received[0]);
+          Frame f = pool.acquire(0);
+          // The payload after an 8-byte head (payloads start at multiples of 8).
+          from.takeRecord(pos, whole, 8, f);
+          assertEquals(whole - 8, f.payload().size());
+          held.add(f);
+          received[0]++;
+          return null;
+        }));
+        assertFalse(receiver.hasRecords());
+        delivered = received[0];
+      } else if (!held.isEmpty()) {
+        // Frames go back in any order.
+        pool.release(held.remove(rnd.nextInt(held.size())));
+      }
+    }
+    assertTrue(delivered > 500 && refused > 10, delivered + " delivered, " + refused + " refused");
+    held.forEach(pool::release);
+  }
+
+  /** DATA that went over the socket keeps later records out until the receiver has read it: order is kept. */
+  @Test
+  void shouldHoldRecordsBackUntilTheSocketsDataIsRead() throws IOException {
+    SharedMemoryRing sender = SharedMemoryRing.create(dir, CAPACITY);
+    SharedMemoryRing receiver = SharedMemoryRing.attach(dir, sender.path().getFileName().toString(),
+        sender.token(), CAPACITY, 2);
+    ByteBuffer msg = ByteBuffer.allocateDirect(64).order(ByteOrder.LITTLE_ENDIAN).putInt(0, 60);
+    assertFalse(sender.putRecord(msg, 0, 64, 3), "the receiver has read 2 of the 3 sent over the socket");
+    receiver.socketDataRead(3);
+    assertTrue(sender.putRecord(msg, 0, 64, 3));
+    assertTrue(receiver.hasRecords());
+  }
+
+  /** The receiver marks itself blocked; the next record published claims one wake-up, and only one. */
+  @Test
+  void shouldRingAParkedReceiverOncePerBlock() throws IOException {
+    SharedMemoryRing sender = SharedMemoryRing.create(dir, CAPACITY);
+    SharedMemoryRing receiver = SharedMemoryRing.attach(dir, sender.path().getFileName().toString(),
+        sender.token(), CAPACITY, 0);
+    ByteBuffer msg = ByteBuffer.allocateDirect(64).order(ByteOrder.LITTLE_ENDIAN).putInt(0, 60);
+    assertTrue(sender.putRecord(msg, 0, 64, 0));
+    assertFalse(sender.wakeReceiver(), "a receiver that is not blocked is not rung");
+    assertTrue(receiver.park(true), "a record waits already: do not block");
+    receiver.park(false);
+    assertNull(receiver.pollRecords((from, ring, offset, whole, pos) -> {
+      from.takeRecord(pos, whole, 8, null);
+      return null;
+    }));
+    assertFalse(receiver.park(true), "nothing waits: block");
+    assertTrue(sender.putRecord(msg, 0, 64, 0));
+    assertTrue(sender.wakeReceiver(), "blocked: rung");
+    assertTrue(sender.putRecord(msg, 0, 64, 0));
+    assertFalse(sender.wakeReceiver(), "rung once per block");
+    receiver.park(false);
+  }
+
+  /**
+   * A sender that writes its ring behind the protocol's back (through its own mapping of the file): every broken
+   * rule closes the connection with a reason instead of reading outside the records or looping.
+   */
+  @Test
+  void shouldRefuseRecordsThatBreakTheRingsRules() throws IOException {
+    String[] problems = {
+      breach(m -> m.putLong(RingLayout.PUBLISHED_AT, CAPACITY + 8L)), // more than the ring holds
+      breach(m -> {
+        m.putInt(RingLayout.DATA_AT, 100); // a record running past what is published
+        m.putLong(RingLayout.PUBLISHED_AT, 64);
+      }),
+      breach(m -> {
+        m.putInt(RingLayout.DATA_AT, -5);
+        m.putLong(RingLayout.PUBLISHED_AT, 64);
+      }),
+      breach(m -> {
+        m.putInt(RingLayout.DATA_AT, RingLayout.WRAP_MARK); // a wrap mark at a wrap: no progress
+        m.putLong(RingLayout.PUBLISHED_AT, 64);
+      }),
+      breach(m -> m.putLong(RingLayout.PUBLISHED_AT, 2)), // ends inside the first length field
+      breach(m -> {
+        m.putInt(RingLayout.DATA_AT, CAPACITY); // longer than the ring
+        m.putLong(RingLayout.PUBLISHED_AT, CAPACITY);
+      }),
+    };
+    for (String p : problems) {
+      assertNotNull(p);
+      assertTrue(p.contains("shared-memory"), p);
+    }
+  }
+
+  /** Maps a fresh ring's file, lets {@code write} break it, attaches, and returns what polling it says. */
+  private String breach(java.util.function.Consumer<ByteBuffer> write) throws IOException {
+    SharedMemoryRing sender = SharedMemoryRing.create(dir, CAPACITY);
+    java.nio.MappedByteBuffer m;
+    try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(sender.path(),
+        java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE)) {
+      m = ch.map(java.nio.channels.FileChannel.MapMode.READ_WRITE, 0, RingLayout.fileBytes(CAPACITY));
+    }
+    m.order(ByteOrder.nativeOrder());
+    SharedMemoryRing receiver = SharedMemoryRing.attach(dir, sender.path().getFileName().toString(),
+        sender.token(), CAPACITY, 0);
+    write.accept(m);
+    assertTrue(receiver.hasRecords());
+    return receiver.pollRecords((from, ring, offset, whole, pos) -> {
+      throw new AssertionError("a record was handed on: " + whole + " bytes at " + pos);
+    });
   }
 
   private static void fill(ByteBuffer b, int n, long seed) {
