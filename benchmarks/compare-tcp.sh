@@ -5,8 +5,9 @@
 # Writes benchmarks/target/bench/: raw outputs, report.md (every cell against the best peer) and chart.png.
 # Usage: benchmarks/compare-tcp.sh [group sizes, default "2 4"]
 # PEERS picks peers (default "mpi gloo xgboost4j"). TRANSPORT=shm compares the same-host paths instead: Open
-# MPI's shared-memory transport against spark-collective's shared-memory payload rings (headers still over
-# TCP; the other peers have no shared-memory path); output in benchmarks/target/bench-shm.
+# MPI's shared-memory transport against spark-collective's shared-memory rings (whole DATA messages in the
+# rings, the socket only waking blocked receivers; the other peers have no shared-memory path); output in
+# benchmarks/target/bench-shm.
 # Needs: Debian packages openmpi-bin libopenmpi-dev libgloo-dev g++ iperf3, Maven (XGBoost4J from Maven
 # Central); the peer programs from shared/peers (PEERS_DIR, default ../shared/peers next to the repository).
 set -euo pipefail

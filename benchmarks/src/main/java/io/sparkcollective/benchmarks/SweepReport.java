@@ -75,7 +75,7 @@ public final class SweepReport {
     boolean shm = "shm".equals(System.getProperty("transport", "tcp"));
     String mpiLabel = shm ? "Open MPI shm" : "Open MPI TCP";
     StringBuilder md = new StringBuilder(shm
-        ? "# Same-host all-reduce: spark-collective with shared-memory payloads vs Open MPI (shared memory)\n\n"
+        ? "# Same-host all-reduce: spark-collective through shared-memory rings vs Open MPI (shared memory)\n\n"
         : "# TCP all-reduce on loopback: spark-collective vs every peer\n\n");
     md.append("float32 SUM, one process per rank, medians of 7 repetitions, every program back to back in one ")
         .append("sitting. Ratios are ours over the best peer of the cell: below 1 for latency (4 bytes) and above ")
