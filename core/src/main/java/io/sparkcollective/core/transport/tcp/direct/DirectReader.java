@@ -260,8 +260,12 @@ final class DirectReader implements SharedMemoryRing.RecordSink {
   /** A whole DATA message from the sender's ring: its payload is lent to its frame where it lies. */
   @Override
   public String record(SharedMemoryRing from, ByteBuffer in, int offset, int whole, long pos) {
-    if (whole < DataHeader.BYTES || in.get(offset + WireFormat.TYPE_OFFSET) != WireFormat.DATA) {
-      return "it sent a shared-memory record of " + whole + " bytes that is not a DATA message";
+    if (in.get(offset + WireFormat.TYPE_OFFSET) != WireFormat.DATA) {
+      return "it sent a shared-memory record of type " + in.get(offset + WireFormat.TYPE_OFFSET)
+          + ", not a DATA message";
+    }
+    if (whole < DataHeader.BYTES) {
+      return "it sent a shared-memory DATA record of " + whole + " bytes, shorter than its header";
     }
     DataHeader h = header.read(in, offset);
     if (h.inSharedMemory()) {
