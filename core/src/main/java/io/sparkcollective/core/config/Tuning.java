@@ -116,8 +116,10 @@ public final class Tuning {
   public static final int READS_PER_TURN = 16;
 
   /**
-   * Smallest DATA payload that goes through a shared-memory ring; smaller ones go over the socket with their
-   * header, where one write costs less than the ring's bookkeeping.
+   * With DATA sealed (where only payloads go through a shared-memory ring and their sealed headers over the
+   * socket), the smallest payload that goes through the ring; smaller ones go over the socket with their
+   * header, where one write costs less than the ring's bookkeeping. Unsealed DATA goes into the ring whole,
+   * whatever its size.
    */
   public static final int SHARED_MIN_BYTES = 8 << 10;
 
