@@ -80,9 +80,7 @@ final class HalfVectors {
 
   // binary16 bits of float bits: normal values rebiased with the 13 dropped bits rounded to nearest even (a carry
   // may reach the exponent); below 2^-14 float addition rounds the value to a multiple of 2^-24; from 65520 on,
-  // infinity; a NaN keeps its top payload bits with the quiet bit set.
-  // Float bits of binary16 bits: the bits shifted into place, as a float, are the value times 2^-112, normal and
-  // subnormal alike; infinities and NaNs take the float's all-ones exponent.
+  // infinity; a NaN keeps its top payload bits with the quiet bit set. (roundToF16 then widens back, below.)
 
   static int toF16(float[] a, int from, short[] out, int n) {
     int i = 0;
@@ -122,6 +120,9 @@ final class HalfVectors {
     }
     return i;
   }
+
+  // Float bits of binary16 bits: the bits shifted into place, as a float, are the value times 2^-112, normal and
+  // subnormal alike; infinities and NaNs take the float's all-ones exponent.
 
   static int fromF16At(short[] in, int at, float[] a, int from, int n) {
     int i = 0;

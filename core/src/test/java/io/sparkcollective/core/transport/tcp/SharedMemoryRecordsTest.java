@@ -1,7 +1,6 @@
 package io.sparkcollective.core.transport.tcp;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
@@ -196,7 +195,6 @@ class SharedMemoryRecordsTest {
       assertTrue(await(() -> !peer.link.isActive()), "the connection stayed open");
       assertEquals(0, group[0].queuedFrames() + group[1].queuedFrames());
       assertEquals(0, endpoint.outstandingFrames(), "a frame was left behind");
-      assertFalse(peer.link.isActive());
     }
   }
 }

@@ -161,7 +161,7 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
     if (!outbound) {
       synchronized (this) {
         inboundLinks++;
-        ringsOnly = false;
+        recountRings();
       }
     }
     selector.wakeup();
@@ -193,9 +193,14 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
     if (links.remove(link) && !link.outbound()) {
       synchronized (this) {
         inboundLinks--;
-        ringsOnly = inboundLinks == ringLinks.length;
+        recountRings();
       }
     }
+  }
+
+  /** Whether every inbound connection has a ring now (under this object's lock). */
+  private void recountRings() {
+    ringsOnly = inboundLinks == ringLinks.length;
   }
 
   /** {@code link}'s DATA comes through its peer's ring from now on. */
@@ -204,7 +209,7 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
     DirectLink[] now = java.util.Arrays.copyOf(old, old.length + 1);
     now[old.length] = link;
     ringLinks = now;
-    ringsOnly = inboundLinks == now.length;
+    recountRings();
   }
 
   /** {@code link}'s ring is closed (with the connection). */
@@ -216,7 +221,7 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
         System.arraycopy(old, 0, now, 0, i);
         System.arraycopy(old, i + 1, now, i, old.length - i - 1);
         ringLinks = now;
-        ringsOnly = inboundLinks == now.length;
+        recountRings();
         return;
       }
     }
@@ -285,10 +290,13 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
       if (tryAcquire()) {
         try {
           if (phase != IdleStrategy.Phase.PARK) {
-            pollRings();
-            Frame g = inbox.poll(source, stream, seq);
-            if (g != null) {
-              return g;
+            if (ringLinks.length > 0) {
+              // Without rings (other hosts, shared memory off) the turn is the socket poll alone.
+              pollRings();
+              Frame g = inbox.poll(source, stream, seq);
+              if (g != null) {
+                return g;
+              }
             }
             int selected = 0;
             if (!ringsOnly || now - lastSelectNanos >= RING_SELECT_NANOS) {
