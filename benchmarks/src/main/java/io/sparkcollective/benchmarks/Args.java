@@ -12,7 +12,11 @@ final class Args {
       if (!args[i].startsWith("--") || i + 1 >= args.length) {
         throw new IllegalArgumentException("expected --key value pairs, got '" + args[i] + "'");
       }
-      values.put(args[i].substring(2), args[++i]);
+      String key = args[i].substring(2);
+      if (values.put(key, args[++i]) != null) {
+        throw new IllegalArgumentException("--" + key + " given twice (one --" + key
+            + " takes every value it needs, e.g. --conf a=1,b=2)");
+      }
     }
   }
 

@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.DoubleFunction;
 
 /**
  * The simulator's predictions against measured all-reduce times (README "Scale on a simulated network"): for
@@ -58,6 +59,8 @@ public final class SimulationValidation {
     NetworkModel base;
     double fastRate = 0;
     double slowRate = 0;
+    SweepReport.Row bigRing = null;
+    SweepReport.Row smallRing = null;
     long fastUpTo = 0;
     long slowFrom = 0;
     if (bed) {
@@ -78,7 +81,7 @@ public final class SimulationValidation {
       // the smallest group's largest RING all-reduce and to one of a 64th of that size, and taken between the two
       // on a logarithmic scale of the vector's size.
       int cores = Integer.getInteger("cores", Runtime.getRuntime().availableProcessors());
-      Map<Long, SweepReport.Row> ring = SweepReport.parseTable(first.resolve("ours-RING.txt"));
+      Map<Long, SweepReport.Row> ring = SweepReport.parseRounds(first, "ours-RING");
       long bigBytes = ring.keySet().stream().mapToLong(Long::longValue).max().getAsLong();
       long smallBytes = ring.keySet().stream().mapToLong(Long::longValue).filter(b -> b <= bigBytes / 64).max()
           .orElse(bigBytes);
@@ -86,48 +89,60 @@ public final class SimulationValidation {
       // is fitted is the rate of the bytes that go through the kernel.
       base = NetworkModel.of(10_000, 0).machineCores(cores).memory(Tuning.MODEL_REDUCE_BYTES_PER_SECOND,
           Tuning.MODEL_COPY_BYTES_PER_SECOND);
-      slowRate = fitRate(base, sizes[0], ring.get(bigBytes), segment);
-      fastRate = fitRate(base, sizes[0], ring.get(smallBytes), segment);
       slowFrom = bigBytes;
       fastUpTo = smallBytes;
-      base = base.cpu(base.overheadSeconds(), fastRate, fastRate);
-      network = String.format(Locale.ROOT, "one machine of %d cores, the loopback itself free; the ranks' copies "
-          + "and reductions at %.2f GB/s up to %d bytes and %.2f GB/s from %d bytes (fitted to the %d-rank RING "
-          + "all-reduces of those sizes, %.0f and %.0f us measured)", cores, fastRate / 1e9, smallBytes,
-          slowRate / 1e9, bigBytes, sizes[0], ring.get(smallBytes).medianUs, ring.get(bigBytes).medianUs);
+      bigRing = ring.get(bigBytes);
+      smallRing = ring.get(smallBytes);
+      network = String.format(Locale.ROOT, "one machine of %d cores, the loopback itself free", cores);
     }
-    // Latency: the smallest group's 4-byte DIRECT time, less what the model says it costs without latency.
-    Map<Long, SweepReport.Row> direct = SweepReport.parseTable(first.resolve("ours-DIRECT.txt"));
-    SweepReport.Row tiny = direct.get(4L);
+    // Every cost is CPU time of the one machine (no latency of its own: the fitted latency came out 0 on the bed
+    // too): the CPU a message costs on each side, from the smallest group's 4-byte DIRECT all-reduce (one message
+    // each way, a core per rank); what ranks that outnumber the cores pay to resume on a core another rank used
+    // (the context switch, the caches), from the largest group's 4-byte RING all-reduce (2(N-1) waits per rank);
+    // on loopback the copy rates too (above). They depend on each other a little; a few rounds settle them, each
+    // fitted with the others' latest values, so that every fitted point is predicted as measured.
+    SweepReport.Row tiny = SweepReport.parseRounds(first, "ours-DIRECT").get(4L);
     if (tiny == null) {
       throw new IllegalArgumentException("no 4-byte DIRECT row in " + first.resolve("ours-DIRECT.txt"));
     }
-    // The CPU a message costs (system calls, wake-ups, a wait for a core when processes outnumber cores): from
-    // the largest group's 4-byte RING all-reduce, 2(N-1) messages each way per rank. The two depend on each
-    // other a little; a few rounds settle them.
     int largest = sizes[sizes.length - 1];
-    SweepReport.Row ringTiny = SweepReport.parseTable(dir.resolve(rate + "-" + largest).resolve("ours-RING.txt"))
-        .get(4L);
+    SweepReport.Row ringTiny = SweepReport.parseRounds(dir.resolve(rate + "-" + largest), "ours-RING").get(4L);
+    boolean fitSwitch = ringTiny != null && largest > sizes[0];
+    int cores = base.machineCores();
     double overhead = base.overheadSeconds();
-    double latencyUs = 0;
-    for (int round = 0; round < (ringTiny != null && largest > sizes[0] ? 6 : 1); round++) {
-      NetworkModel m = withOverhead(base, overhead);
-      double zero = NetworkSimulator.run(AlgorithmSelector.implementation(Algorithm.DIRECT), sizes[0], 1,
-          Float.BYTES, segment, m, tiny.batch).seconds() / tiny.batch;
-      latencyUs = Math.max(0, tiny.medianUs - zero * 1e6);
-      if (ringTiny != null && largest > sizes[0]) {
-        overhead = fitOverhead(withOverhead(base, overhead).latency(latencyUs * 1e-6), largest, ringTiny, segment);
+    double switchSeconds = 0;
+    for (int round = 0; round < 6; round++) {
+      NetworkModel at = base.machineCores(cores, switchSeconds);
+      if (bigRing != null) {
+        slowRate = fit(r -> withRate(at, r), Algorithm.RING, sizes[0], bigRing, segment, 1e7, 1e12, false);
+        fastRate = fit(r -> withRate(at, r), Algorithm.RING, sizes[0], smallRing, segment, 1e7, 1e12, false);
+        base = base.cpu(overhead, fastRate, fastRate);
+      }
+      NetworkModel now = base.machineCores(cores, switchSeconds);
+      overhead = fit(o -> withOverhead(now, o), Algorithm.DIRECT, sizes[0], tiny, segment, 1e-8, 1e-2, true);
+      base = withOverhead(base, overhead);
+      if (fitSwitch) {
+        NetworkModel then = base;
+        switchSeconds = fit(w -> then.machineCores(cores, w), Algorithm.RING, largest, ringTiny, segment, 1e-9, 1e-2,
+            true);
       }
     }
-    NetworkModel model = withOverhead(base, overhead).latency(latencyUs * 1e-6);
-    network += String.format(Locale.ROOT, "; %.1f us of CPU per message (from the %d-rank 4-byte RING all-reduce, "
-        + "%.1f us measured)", overhead * 1e6, largest, ringTiny != null ? ringTiny.medianUs : Double.NaN);
+    NetworkModel model = base.machineCores(cores, switchSeconds);
+    if (bigRing != null) {
+      network += String.format(Locale.ROOT, "; the ranks' copies and reductions at %.2f GB/s up to %d bytes and "
+          + "%.2f GB/s from %d bytes (fitted to the %d-rank RING all-reduces of those sizes, %.0f and %.0f us "
+          + "measured)", fastRate / 1e9, fastUpTo, slowRate / 1e9, slowFrom, sizes[0], smallRing.medianUs,
+          bigRing.medianUs);
+    }
+    network += String.format(Locale.ROOT, "; %.1f us of CPU per message on each side (from the %d-rank 4-byte "
+        + "DIRECT all-reduce, %.1f us measured); %.1f us to resume on a core another rank used (from the %d-rank "
+        + "4-byte RING all-reduce, %.1f us measured); no latency beyond the CPU", overhead * 1e6, sizes[0],
+        tiny.medianUs, switchSeconds * 1e6, largest, ringTiny != null ? ringTiny.medianUs : Double.NaN);
 
     StringBuilder md = new StringBuilder("# Simulated against measured all-reduce times\n\n");
-    md.append(String.format(Locale.ROOT, "%s: %s; latency %.1f us (from the %d-rank 4-byte DIRECT all-reduce, "
-        + "%.1f us measured). Times in us: medians of batches of all-reduces back to back over the batch size, "
-        + "measured and simulated alike; ratio = simulated / measured, within +-%.0f%% unmarked.%n", dir, network,
-        latencyUs, sizes[0], tiny.medianUs, BOUND * 100));
+    md.append(String.format(Locale.ROOT, "%s: %s. Times in us: medians of batches of all-reduces back to back over "
+        + "the batch size, measured and simulated alike (measured: the median of the sitting's rounds where it has "
+        + "several); ratio = simulated / measured, within +-%.0f%% unmarked.%n", dir, network, BOUND * 100));
     int within = 0;
     int total = 0;
     double worst = 1;
@@ -145,11 +160,11 @@ public final class SimulationValidation {
         md.append("---:|");
       }
       md.append('\n');
-      Map<Long, SweepReport.Row> ring = SweepReport.parseTable(d.resolve("ours-RING.txt"));
+      Map<Long, SweepReport.Row> ring = SweepReport.parseRounds(d, "ours-RING");
       for (long bytes : ring.keySet()) {
         md.append("| ").append(bytes).append(" |");
         for (String a : ALGORITHMS) {
-          SweepReport.Row m = SweepReport.parseTable(d.resolve("ours-" + a + ".txt")).get(bytes);
+          SweepReport.Row m = SweepReport.parseRounds(d, "ours-" + a).get(bytes);
           if (m == null) {
             md.append(" - | - | - |");
             continue;
@@ -194,37 +209,24 @@ public final class SimulationValidation {
     return m.cpu(m.overheadSeconds(), rate, rate);
   }
 
-  /** The copy and reduction rate at which the simulated RING all-reduce of {@code n} ranks takes as measured. */
-  private static double fitRate(NetworkModel m, int n, SweepReport.Row measured, int segment) {
-    double lo = 1e7;
-    double hi = 1e12;
-    for (int i = 0; i < 40; i++) {
-      double mid = Math.sqrt(lo * hi);
-      double t = NetworkSimulator.run(AlgorithmSelector.implementation(Algorithm.RING), n,
-          (int) (measured.bytes / Float.BYTES), Float.BYTES, segment, withRate(m, mid), measured.batch).seconds()
-          / measured.batch;
-      if (t * 1e6 > measured.medianUs) {
-        lo = mid;
-      } else {
-        hi = mid;
-      }
-    }
-    return hi;
-  }
-
   private static NetworkModel withOverhead(NetworkModel m, double overhead) {
     return m.cpu(overhead, m.reduceBytesPerSecond(), m.copyBytesPerSecond());
   }
 
-  /** The per-message CPU time at which the simulated 4-byte RING all-reduce of {@code n} ranks takes as measured. */
-  private static double fitOverhead(NetworkModel m, int n, SweepReport.Row measured, int segment) {
-    double lo = 1e-8;
-    double hi = 1e-2;
-    for (int i = 0; i < 40; i++) {
+  /**
+   * The value of a model parameter, between {@code lo} and {@code hi} (on a logarithmic scale), at which the
+   * simulated all-reduce of {@code n} ranks takes as long as measured: the simulated time grows with the parameter
+   * ({@code growing}: a cost) or shrinks with it (a rate). A measurement outside what the range can reach gives
+   * the range's end.
+   */
+  private static double fit(DoubleFunction<NetworkModel> model, Algorithm algorithm, int n,
+      SweepReport.Row measured, int segment, double lo, double hi, boolean growing) {
+    int length = (int) Math.max(1, measured.bytes / Float.BYTES);
+    for (int i = 0; i < 50; i++) {
       double mid = Math.sqrt(lo * hi);
-      double t = NetworkSimulator.run(AlgorithmSelector.implementation(Algorithm.RING), n, 1, Float.BYTES, segment,
-          withOverhead(m, mid), measured.batch).seconds() / measured.batch;
-      if (t * 1e6 > measured.medianUs) {
+      double t = NetworkSimulator.run(AlgorithmSelector.implementation(algorithm), n, length, Float.BYTES, segment,
+          model.apply(mid), measured.batch).seconds() / measured.batch;
+      if ((t * 1e6 > measured.medianUs) == growing) {
         hi = mid;
       } else {
         lo = mid;

@@ -5,7 +5,10 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -47,6 +50,31 @@ public final class SweepReport {
         rows.put(Long.parseLong(f[0]), new Row(Long.parseLong(f[0]), Integer.parseInt(f[1]),
             Double.parseDouble(f[2]), Double.parseDouble(f[6])));
       }
+    }
+    return rows;
+  }
+
+  /**
+   * The table of {@code <name>.txt} and of its later rounds ({@code <name>.2.txt}, {@code <name>.3.txt}, ...: the
+   * same sweep run again in the same sitting): for each size the row whose median is the median of the rounds'
+   * (the lower middle one for an even count). A single file is its own table.
+   */
+  static Map<Long, Row> parseRounds(Path dir, String name) throws IOException {
+    List<Map<Long, Row>> rounds = new ArrayList<>();
+    rounds.add(parseTable(dir.resolve(name + ".txt")));
+    for (int k = 2; Files.exists(dir.resolve(name + "." + k + ".txt")); k++) {
+      rounds.add(parseTable(dir.resolve(name + "." + k + ".txt")));
+    }
+    Map<Long, Row> rows = new LinkedHashMap<>();
+    for (long bytes : rounds.get(0).keySet()) {
+      List<Row> seen = new ArrayList<>();
+      for (Map<Long, Row> r : rounds) {
+        if (r.containsKey(bytes)) {
+          seen.add(r.get(bytes));
+        }
+      }
+      seen.sort(Comparator.comparingDouble(r -> r.medianUs));
+      rows.put(bytes, seen.get((seen.size() - 1) / 2));
     }
     return rows;
   }

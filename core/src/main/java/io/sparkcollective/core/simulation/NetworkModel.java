@@ -40,6 +40,7 @@ public final class NetworkModel {
     double burstBytes;
     double burstPeakFactor = 1;
     int machineCores;
+    double switchSeconds;
     /** Rates of a rank's work on memory alone (0: the message rates). */
     double memoryReduceBytesPerSecond;
     double memoryCopyBytesPerSecond;
@@ -74,6 +75,7 @@ public final class NetworkModel {
     positive("burst peak factor", v.burstPeakFactor);
     notNegative("memory reduction rate", v.memoryReduceBytesPerSecond);
     notNegative("memory copy rate", v.memoryCopyBytesPerSecond);
+    notNegative("context switch", v.switchSeconds);
     if (v.machineCores < 0) {
       throw new IllegalArgumentException("machine cores must not be negative, was " + v.machineCores);
     }
@@ -169,6 +171,19 @@ public final class NetworkModel {
   }
 
   /**
+   * The same with ranks on one machine of {@code cores} cores (as {@link #machineCores(int)}) that pay
+   * {@code switchSeconds} of CPU each time one resumes on a core another rank used since it last ran there: the
+   * scheduler's context switch and the caches refilled, which ranks that outnumber the cores pay on every wait
+   * and ranks with a core each never.
+   */
+  public NetworkModel machineCores(int cores, double switchSeconds) {
+    return with(v -> {
+      v.machineCores = cores;
+      v.switchSeconds = switchSeconds;
+    });
+  }
+
+  /**
    * The same with other rates for a rank's work on memory alone: copying its own vector aside and combining or
    * copying it back, and reading a vector of another rank of its host in place. By default these are the
    * message rates; on loopback, where every message's bytes also pass through the kernel, they are not.
@@ -192,6 +207,11 @@ public final class NetworkModel {
 
   public int machineCores() {
     return values.machineCores;
+  }
+
+  /** CPU seconds a rank pays to resume on a core of the machine that another rank used meanwhile. */
+  public double switchSeconds() {
+    return values.switchSeconds;
   }
 
   public double burstBytes() {

@@ -58,6 +58,9 @@ public final class NetworkSimulator {
   private final double[] ingressTokens;
   /** When each core of the one machine is free again (null: every rank has a core of its own). */
   private final double[] coreFree;
+  /** The rank that last ran on each core, and the core each rank last ran on (-1: none yet). */
+  private final int[] coreUser;
+  private final int[] lastCore;
 
   // Messages in flight: a pool of parallel arrays, with per-pair queues linked through next.
   private int[] mSrc = new int[1024];
@@ -103,6 +106,10 @@ public final class NetworkSimulator {
     this.ingressTokens = new double[hosts];
     Arrays.fill(egressTokens, model.burstBytes());
     this.coreFree = model.machineCores() > 0 ? new double[model.machineCores()] : null;
+    this.coreUser = new int[Math.max(0, model.machineCores())];
+    Arrays.fill(coreUser, -1);
+    this.lastCore = new int[ranks];
+    Arrays.fill(lastCore, -1);
     Arrays.fill(ingressTokens, model.burstBytes());
     this.head = new int[Math.multiplyExact(ranks, ranks)];
     this.tail = new int[ranks * ranks];
@@ -294,13 +301,21 @@ public final class NetworkSimulator {
       clock[r] += seconds;
       return;
     }
-    int core = 0;
-    for (int c = 1; c < coreFree.length; c++) {
-      if (coreFree[c] < coreFree[core]) {
-        core = c;
+    // The core it last ran on if that one is free when it is ready (the scheduler keeps a task where it ran),
+    // else the one that frees first.
+    int core = lastCore[r];
+    if (core < 0 || coreFree[core] > clock[r]) {
+      core = 0;
+      for (int c = 1; c < coreFree.length; c++) {
+        if (coreFree[c] < coreFree[core]) {
+          core = c;
+        }
       }
     }
-    clock[r] = Math.max(clock[r], coreFree[core]) + seconds;
+    double cost = coreUser[core] == r || coreUser[core] < 0 ? seconds : seconds + model.switchSeconds();
+    coreUser[core] = r;
+    lastCore[r] = core;
+    clock[r] = Math.max(clock[r], coreFree[core]) + cost;
     coreFree[core] = clock[r];
   }
 

@@ -2,6 +2,7 @@ package io.sparkcollective.core.simulation;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkcollective.core.algorithm.AlgorithmChoice;
@@ -221,6 +222,30 @@ class NetworkSimulatorTest {
     double work = n * 2 * (n - 1) * 2 * (1000 / 1e9);
     assertTrue(one.seconds() >= work - 1e-12, one.seconds() + " < " + work);
     assertTrue(one.seconds() > 1.5 * own.seconds(), "one core: " + one.seconds() + ", own cores: " + own.seconds());
+  }
+
+  @Test
+  void shouldChargeAContextSwitchOnlyToRanksThatResumeOnACoreAnotherRankUsed() {
+    // CPU only: 1 us per message, 4-byte vectors (no bytes to speak of).
+    NetworkModel cpu = NetworkModel.of(10_000, 0).cpu(1e-6, 1e9, 1e9).local(0, 0);
+    double switchCost = 5e-6;
+    int n = 4;
+    double own = NetworkSimulator.run(RingAllReduce.INSTANCE, n, 1, Float.BYTES, SEGMENT, cpu).seconds();
+    // As many cores as ranks: each rank keeps the core it ran on, however dear a switch would be.
+    double kept = NetworkSimulator.run(RingAllReduce.INSTANCE, n, 1, Float.BYTES, SEGMENT,
+        cpu.machineCores(n, 1.0)).seconds();
+    assertEquals(own, kept, 1e-12, "a core per rank");
+    // Two cores for four ranks: every step some rank resumes where another ran. Each of the ring's 2(N-1) steps
+    // is a send and a receive per rank, so the switches add at least one per step to the time and at most one
+    // per piece of work (4 ranks x 2(N-1) steps x 2).
+    double shared = NetworkSimulator.run(RingAllReduce.INSTANCE, n, 1, Float.BYTES, SEGMENT,
+        cpu.machineCores(2)).seconds();
+    double switching = NetworkSimulator.run(RingAllReduce.INSTANCE, n, 1, Float.BYTES, SEGMENT,
+        cpu.machineCores(2, switchCost)).seconds();
+    int steps = 2 * (n - 1);
+    assertTrue(switching >= shared + steps * switchCost - 1e-12, switching + " vs " + shared);
+    assertTrue(switching <= shared + n * steps * 2 * switchCost + 1e-12, switching + " vs " + shared);
+    assertThrows(IllegalArgumentException.class, () -> cpu.machineCores(2, -1e-6));
   }
 
   @Test
