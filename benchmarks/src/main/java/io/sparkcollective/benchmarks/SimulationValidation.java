@@ -20,12 +20,13 @@ import java.util.function.DoubleFunction;
  * The simulator's predictions against measured all-reduce times (README "Scale on a simulated network"): for
  * every group size of a measurement folder, every algorithm measured forced ({@code ours-RING.txt},
  * {@code ours-HALVING_DOUBLING.txt}, {@code ours-DIRECT.txt}, the tables TcpSweepWorker prints) and AUTO
- * ({@code ours-f32.txt}), the simulated time of the same all-reduce and its ratio to the measured median.
+ * ({@code ours-f32.txt}; later rounds of the same sitting as {@code ours-RING.2.txt} and so on, of which each
+ * cell takes the median), the simulated time of the same all-reduce and its ratio to the measured median.
  *
  * <p>The network is taken from measurements, not from the nominal rate: the link rate from iperf3 between two
- * of the hosts ({@code iperf.json}: goodput, so TCP/IP's headers are in it), the latency from the smallest
- * group's 4-byte DIRECT all-reduce (one message time: what is left of it once the model's CPU costs are taken
- * off). For {@code benchmarks/bed/bench.sh}'s output:
+ * of the hosts ({@code iperf.json}: goodput, so TCP/IP's headers are in it); the CPU a message costs from the
+ * smallest group's 4-byte DIRECT all-reduce and the context switch from the largest group's 4-byte RING one
+ * (every rank on the machine's cores). For {@code benchmarks/bed/bench.sh}'s output:
  *
  * <pre>
  * java -cp benchmarks/target/benchmarks.jar io.sparkcollective.benchmarks.SimulationValidation \
@@ -37,7 +38,7 @@ import java.util.function.DoubleFunction;
  */
 public final class SimulationValidation {
   private static final String[] ALGORITHMS = {"RING", "HALVING_DOUBLING", "DIRECT", "f32"};
-  /** The bound the issue of record sets for the model against reality. */
+  /** How close the model must come to reality. */
   private static final double BOUND = 0.25;
 
   private SimulationValidation() {}
