@@ -116,8 +116,7 @@ public final class CollectiveConfig {
         + "wake-up per message or none) or eventLoop (Netty's I/O threads do all socket work). TLS connections "
         + "always use eventLoop.");
     key(SPIN_MICROS, "50", "With progress=caller, how long a waiting thread polls its sockets (yielding the CPU "
-        + "between polls, unless every peer is a process of this host reading through a ring and they fit its "
-        + "cores) before it blocks; 0 blocks at once, more trades CPU for latency.");
+        + "between polls) before it blocks; 0 blocks at once, more trades CPU for latency.");
     key(SHARED_MEMORY_BYTES, "16777216", "With progress=caller, connections between endpoints on the same host "
         + "carry DATA messages through a ring of this many bytes in a shared-memory file (the socket carries "
         + "control messages and wakes a blocked receiver; a message that does not fit goes over the socket); 0 "

@@ -93,8 +93,7 @@ public final class Tuning {
   /**
    * Polls a waiting thread makes in a tight loop before it starts yielding its core between polls (then,
    * after {@code transport.spinMicros}, blocking): none, since executors share cores with their peers and a
-   * peer process needs the core a spinner holds. (A driver whose peers are all processes of its host reading
-   * through rings, and fit its cores, polls without yielding anyway: IdleStrategy.spinsWithoutYielding.)
+   * peer process needs the core a spinner holds. Raise it on hosts with cores to spare.
    */
   public static final int SPIN_POLLS = 0;
 

@@ -59,8 +59,6 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
   private static final long BACKOFF_NANOS = Tuning.PROGRESS_BACKOFF_NANOS;
   /** Longest gap between two socket polls of a spinning driver while every inbound connection has a ring. */
   private static final long RING_SELECT_NANOS = Tuning.RING_SELECT_INTERVAL_NANOS;
-  /** Cores this JVM may use: polling without yielding is for peers that fit them. */
-  private static final int CORES = Runtime.getRuntime().availableProcessors();
   private static final DirectLink[] NO_LINKS = new DirectLink[0];
 
   private final CollectiveConfig config;
@@ -306,12 +304,8 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
               selected = selector.selectNow(onReady);
             }
             if (selected == 0) {
-              if (phase == IdleStrategy.Phase.YIELD && spinsWithoutYielding()) {
-                Thread.onSpinWait();
-              } else {
-                // Nothing yet: on a busy core, let another runnable thread (a peer process) go first.
-                idle.pause(phase);
-              }
+              // Nothing yet: on a busy core, let another runnable thread (a peer process) go first.
+              idle.pause(phase);
             }
           } else {
             inbox.blockedElsewhere(wakeSelector);
@@ -344,16 +338,6 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
         }
       }
     }
-  }
-
-  /**
-   * Whether the thread driving this endpoint polls without giving its core away: when every connection it reads
-   * has a shared-memory ring (all its peers are processes of this host) and those processes, one driving thread
-   * each, fit the cores this JVM may use. Then a record lands within a poll instead of a system call later, and
-   * no peer waits for the core the spinner holds; with more processes than cores it yields between polls.
-   */
-  private boolean spinsWithoutYielding() {
-    return IdleStrategy.spinsWithoutYielding(ringsOnly, ringLinks.length, CORES);
   }
 
   private void parkedUntilHandover(Inbox inbox, int source, int stream, long seq, long until) {

@@ -42,17 +42,6 @@ public final class IdleStrategy {
     }
   }
 
-  /**
-   * Whether a waiting thread that drives its endpoint's connections polls without giving its core away in
-   * the {@link Phase#YIELD} phase: when every connection it reads has a shared-memory ring ({@code ringsOnly}),
-   * there is at least one ({@code rings}, one per peer process of this host) and those processes and its own,
-   * one driving thread each, fit the {@code cores} it may use. With more processes than cores a spinner would
-   * hold the core a peer needs to answer, so it yields between polls.
-   */
-  public static boolean spinsWithoutYielding(boolean ringsOnly, int rings, int cores) {
-    return ringsOnly && rings > 0 && rings + 1 <= cores;
-  }
-
   /** How long one block of a parked wait lasts, {@code leftNanos} before its deadline: at least 1 ns. */
   public long parkNanos(long leftNanos) {
     return Math.max(1, Math.min(leftNanos, parkSliceNanos));

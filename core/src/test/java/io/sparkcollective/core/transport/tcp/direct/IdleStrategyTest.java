@@ -1,9 +1,7 @@
 package io.sparkcollective.core.transport.tcp.direct;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -21,19 +19,5 @@ class IdleStrategyTest {
     assertEquals(1_234, idle.parkNanos(1_234));
     assertEquals(1, idle.parkNanos(-5), "a deadline already passed still blocks for the least time");
     assertThrows(IllegalArgumentException.class, () -> new IdleStrategy(-1, 0, 1));
-  }
-
-  @Test
-  void shouldPollWithoutYieldingOnlyWhenEveryPeerIsAProcessOfThisHostAndTheyFitTheCores() {
-    // Two processes on two cores, each reading the other through a ring: each has a core of its own.
-    assertTrue(IdleStrategy.spinsWithoutYielding(true, 1, 2));
-    assertTrue(IdleStrategy.spinsWithoutYielding(true, 3, 4));
-    // Three or four processes on two cores: a spinner would hold the core its peer needs.
-    assertFalse(IdleStrategy.spinsWithoutYielding(true, 2, 2));
-    assertFalse(IdleStrategy.spinsWithoutYielding(true, 3, 2));
-    // A peer on another host (a connection without a ring): its frames come through a system call anyway.
-    assertFalse(IdleStrategy.spinsWithoutYielding(false, 1, 8));
-    // No ring at all (the ranks are threads of this process, or shared memory is off).
-    assertFalse(IdleStrategy.spinsWithoutYielding(true, 0, 8));
   }
 }
