@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.DoubleFunction;
@@ -161,11 +162,14 @@ public final class SimulationValidation {
         md.append("---:|");
       }
       md.append('\n');
-      Map<Long, SweepReport.Row> ring = SweepReport.parseRounds(d, "ours-RING");
-      for (long bytes : ring.keySet()) {
+      Map<String, Map<Long, SweepReport.Row>> measured = new HashMap<>();
+      for (String a : ALGORITHMS) {
+        measured.put(a, SweepReport.parseRounds(d, "ours-" + a));
+      }
+      for (long bytes : measured.get("RING").keySet()) {
         md.append("| ").append(bytes).append(" |");
         for (String a : ALGORITHMS) {
-          SweepReport.Row m = SweepReport.parseRounds(d, "ours-" + a).get(bytes);
+          SweepReport.Row m = measured.get(a).get(bytes);
           if (m == null) {
             md.append(" - | - | - |");
             continue;
