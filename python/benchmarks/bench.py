@@ -48,7 +48,9 @@ def python_all_reduce(sc, tasks, n, warmup, reps, shared=False):
 
 
 def python_loop(sc, tasks, n, calls, rounds, shared=False):
-    """Microseconds per call in loops of ``calls`` back-to-back all-reduces, per round (slowest rank)."""
+    """Microseconds per call in loops of ``calls`` back-to-back all-reduces, per round: the slowest rank's
+    wall time, and the Python worker's own CPU time (user and system, so its system calls and the wake-ups
+    they make too; the median rank's)."""
     def task(it):
         import spark_collective
 
@@ -57,14 +59,16 @@ def python_loop(sc, tasks, n, calls, rounds, shared=False):
         out = []
         for r in range(-1, rounds):
             comm.barrier()
+            c0 = time.process_time()
             t0 = time.perf_counter()
             for _ in range(calls):
                 comm.all_reduce(x)
             if r >= 0:
-                out.append((time.perf_counter() - t0) * 1e6 / calls)
+                out.append(((time.perf_counter() - t0) * 1e6 / calls, (time.process_time() - c0) * 1e6 / calls))
         yield out
     rows = sc.parallelize(range(tasks), tasks).barrier().mapPartitions(task).collect()
-    return [max(r[i] for r in rows) for i in range(rounds)]
+    return ([max(r[i][0] for r in rows) for i in range(rounds)],
+            [statistics.median(r[i][1] for r in rows) for i in range(rounds)])
 
 
 def java_loop(sc, tasks, n, calls, rounds):
@@ -122,6 +126,9 @@ def main():
     ap.add_argument("--loop-calls", type=int, default=200, help="calls per back-to-back loop (overhead figure)")
     ap.add_argument("--loop-rounds", type=int, default=5)
     ap.add_argument("--loop-size", type=int, default=1000, help="floats per call in the back-to-back loops")
+    ap.add_argument("--warm-calls", type=int, default=3000,
+                    help="untimed back-to-back calls of each path before any timing (the JIT compiles the "
+                         "executors' call path over the first few thousand calls)")
     ap.add_argument("--out", default=os.path.join(ROOT, "python", "target", "bench"))
     args = ap.parse_args()
     from pyspark import SparkContext
@@ -139,6 +146,10 @@ def main():
     sc = SparkContext(conf=conf)
     sc.setLogLevel("WARN")
     sc.parallelize(range(8), 8).count()
+    if args.warm_calls > 0:
+        java_loop(sc, args.tasks, args.loop_size, args.warm_calls, 1)
+        python_loop(sc, args.tasks, args.loop_size, args.warm_calls, 1)
+        python_loop(sc, args.tasks, args.loop_size, args.warm_calls, 1, shared=True)
     rows = []
     for n in [int(s) for s in args.sizes.split(",")]:
         row = {"floats": n}
@@ -160,21 +171,25 @@ def main():
               f"Python in shared memory {row['shared']:.3f} ms ({row['shared'] / row['java']:.2f}x), "
               f"treeAggregate {row['tree']:.1f} ms, allGather "
               + (f"{row['gather']:.1f} ms" if row["gather"] is not None else "not run"), flush=True)
-    loop = {"java": [], "python": [], "shared": []}
+    loop = {"java": [], "python": [], "shared": [], "python_cpu": [], "shared_cpu": []}
     if args.loop_calls > 0:
         for _ in range(2):
             loop["java"] += java_loop(sc, args.tasks, args.loop_size, args.loop_calls, args.loop_rounds)
-            loop["python"] += python_loop(sc, args.tasks, args.loop_size, args.loop_calls, args.loop_rounds)
-            loop["shared"] += python_loop(sc, args.tasks, args.loop_size, args.loop_calls, args.loop_rounds, True)
+            for key, shared in (("python", False), ("shared", True)):
+                wall, cpu = python_loop(sc, args.tasks, args.loop_size, args.loop_calls, args.loop_rounds, shared)
+                loop[key] += wall
+                loop[key + "_cpu"] += cpu
         loop = {k: statistics.median(v) for k, v in loop.items()}
         print(f"back-to-back, {args.loop_size} floats: Java {loop['java']:.1f} us per call, Python "
               f"{loop['python']:.1f} (+{loop['python'] - loop['java']:.1f}), in shared memory {loop['shared']:.1f} "
-              f"(+{loop['shared'] - loop['java']:.1f})", flush=True)
+              f"(+{loop['shared'] - loop['java']:.1f}); the Python worker's CPU per call {loop['python_cpu']:.1f} "
+              f"and {loop['shared_cpu']:.1f}", flush=True)
     sc.stop()
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "report.md"), "w") as f:
         f.write(f"Gradient sync of float32 arrays across {args.tasks} PySpark barrier tasks on {args.master}: "
-                "milliseconds per call, median (slowest rank per call).\n\n")
+                "milliseconds per call, median (slowest rank per call)"
+                + (f", after {args.warm_calls} untimed calls of each path" if args.warm_calls > 0 else "") + ".\n\n")
         f.write("| floats | Java allReduce | Python all_reduce | Python / Java | Python, array in shared memory "
                 "(comm.empty) | shared / Java | treeAggregate (Python) | allGather (Python, Base64) | "
                 "treeAggregate / Python |\n")
@@ -187,10 +202,12 @@ def main():
         if args.loop_calls > 0:
             f.write(f"\nBack-to-back loops of {args.loop_calls} all-reduces of {args.loop_size} floats (no barrier "
                     "between calls), microseconds per call, median of rounds (slowest rank):\n\n"
-                    "| Java | Python | Python - Java | Python in shared memory | shared - Java |\n"
-                    "|---:|---:|---:|---:|---:|\n"
+                    "| Java | Python | Python - Java | Python in shared memory | shared - Java | Python worker CPU "
+                    "(NumPy array) | Python worker CPU (shared) |\n"
+                    "|---:|---:|---:|---:|---:|---:|---:|\n"
                     f"| {loop['java']:.1f} | {loop['python']:.1f} | {loop['python'] - loop['java']:.1f} | "
-                    f"{loop['shared']:.1f} | {loop['shared'] - loop['java']:.1f} |\n")
+                    f"{loop['shared']:.1f} | {loop['shared'] - loop['java']:.1f} | {loop['python_cpu']:.1f} | "
+                    f"{loop['shared_cpu']:.1f} |\n")
     print("report:", os.path.join(args.out, "report.md"))
 
 
