@@ -29,6 +29,8 @@ PROTOCOL = 3
 HELLO_WAIT_S = 30.0
 HELLO, MAP, CALL, UNMAP = 1, 2, 3, 4
 MIN_SEGMENT = 1 << 20
+#: Replies up to this size (all but an error with a very long message) are read in place, without allocating.
+REPLY_BUFFER = 1 << 15
 _LEN = struct.Struct("<I")
 _CALL = struct.Struct("<BBBBiiqqiq")
 _OK_CALL = struct.Struct("<qq")
@@ -88,6 +90,8 @@ class Channel:
             raise errors.CollectiveUsageError(
                 f"cannot reach this executor's spark-collective socket {info.get('socket')}: {e}") from e
         self._segment: Optional[mmap.mmap] = None
+        self._reply_view = memoryview(bytearray(REPLY_BUFFER))
+        self._answer_within_s = HELLO_WAIT_S
         self._segment_id = 0
         self._capacity = 0
         #: Segments of arrays made by allocate(): id -> (start address, length); ids of those since dropped.
@@ -105,8 +109,14 @@ class Channel:
             self.segment_dir, at = _string(reply, at)
             (answer_within_ms,) = struct.unpack_from("<q", reply, at)
             # Every later request is answered within that (the formation's and an operation's timeouts, and a
-            # margin): waiting longer would only hide an executor that stopped answering.
-            self._sock.settimeout(answer_within_ms / 1000.0)
+            # margin): waiting longer would only hide an executor that stopped answering. The kernel keeps that
+            # deadline (SO_RCVTIMEO, SO_SNDTIMEO) on a blocking socket: a socket with a Python timeout polls
+            # before every send and receive, twice the system calls per request.
+            self._answer_within_s = answer_within_ms / 1000.0
+            deadline = struct.pack("ll", answer_within_ms // 1000, (answer_within_ms % 1000) * 1000)
+            self._sock.settimeout(None)
+            self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, deadline)
+            self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, deadline)
         except BaseException:
             self.close()
             raise
@@ -114,10 +124,10 @@ class Channel:
     def _request(self, body: bytes) -> bytes:
         try:
             self._sock.sendall(_LEN.pack(len(body)) + body)
-            reply = self._read(_LEN.unpack(self._read(4))[0])
-        except socket.timeout as e:
+            reply = self._reply()
+        except (socket.timeout, BlockingIOError) as e:  # BlockingIOError: SO_RCVTIMEO or SO_SNDTIMEO ran out
             raise errors.CollectiveTimeoutError(
-                f"this executor's spark-collective channel did not answer within {self._sock.gettimeout():.0f} s "
+                f"this executor's spark-collective channel did not answer within {self._answer_within_s:g} s "
                 "(longer than its group formation and operation timeouts together): the executor is stuck or "
                 "overloaded") from e
         except (ConnectionError, EOFError, OSError) as e:
@@ -128,6 +138,26 @@ class Channel:
             message = reply[9:9 + n].decode("utf-8", "replace")
             raise errors.BY_KIND.get(reply[0], errors.CollectiveError)(message, None if rank < 0 else rank)
         return reply
+
+    def _reply(self) -> bytes:
+        """The reply to the request just sent. The executor sends nothing unasked, so whatever arrives belongs to
+        it: one system call usually reads its length and body together."""
+        view = self._reply_view
+        got = 0
+        while got < 4:
+            k = self._sock.recv_into(view[got:])
+            if k == 0:
+                raise EOFError("the executor closed the connection (its task ended, or it is shutting down)")
+            got += k
+        end = 4 + _LEN.unpack_from(view, 0)[0]
+        if end > len(view):
+            return bytes(view[4:got]) + self._read(end - got)
+        while got < end:
+            k = self._sock.recv_into(view[got:end])
+            if k == 0:
+                raise EOFError("the executor closed the connection in the middle of a reply")
+            got += k
+        return bytes(view[4:end])
 
     def _read(self, n: int) -> bytes:
         buf = bytearray(n)

@@ -1,5 +1,6 @@
 """The worker never waits on its executor without a deadline: an executor that takes HELLO and then stops
-answering fails the next request with a timeout error naming the channel, within the wait HELLO announced."""
+answering fails the next request with a timeout error naming the channel, within the wait HELLO announced
+(kept by the kernel on a blocking socket)."""
 
 import os
 import socket
@@ -75,6 +76,11 @@ def test_a_request_the_executor_does_not_answer_times_out_within_the_announced_w
         try:
             assert (channel.rank, channel.size) == (1, 2)
             assert executor.hello[5:7] == struct.pack("<H", _channel.PROTOCOL)
+            # The kernel keeps the deadline on a blocking socket (a Python-level timeout would poll before every
+            # send and receive: twice the system calls of a request).
+            assert channel._sock.gettimeout() is None
+            for option in (socket.SO_RCVTIMEO, socket.SO_SNDTIMEO):
+                assert struct.unpack("ll", channel._sock.getsockopt(socket.SOL_SOCKET, option, 16)) == (0, 300_000)
             start = time.monotonic()
             with pytest.raises(errors.CollectiveTimeoutError, match="did not answer within"):
                 channel._request(bytes([_channel.UNMAP]) + struct.pack("<i", 5))
