@@ -3,6 +3,7 @@ package io.sparkcollective.core.transport.tcp.pipeline;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.util.concurrent.Promise;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.sparkcollective.core.api.CollectiveAuthenticationException;
@@ -105,6 +106,22 @@ final class HandshakeHandlers {
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
+      SslHandler tls = ctx.pipeline().get(SslHandler.class);
+      if (tls == null) {
+        hello(ctx);
+      } else {
+        // HELLO once TLS is up, never queued inside the SslHandler before: a handshake that fails (an untrusted
+        // certificate) would have to release it there, which Netty's handler does not always do.
+        tls.handshakeFuture().addListener(f -> {
+          if (f.isSuccess() && ctx.channel().isActive()) {
+            hello(ctx);
+          }
+        });
+      }
+      ctx.fireChannelActive();
+    }
+
+    private void hello(ChannelHandlerContext ctx) {
       ByteBuf out = ctx.alloc().buffer();
       WireFormat.begin(out, WireFormat.HELLO);
       out.writeIntLE(SecretHandshake.VERSION);
@@ -114,7 +131,6 @@ final class HandshakeHandlers {
       writeName(out, remoteKey);
       WireFormat.finish(out, 0);
       ctx.writeAndFlush(out);
-      ctx.fireChannelActive();
     }
 
     @Override
