@@ -1033,7 +1033,13 @@ public abstract class Elements {
    */
   static final class BufferElements extends Elements {
     private static final int CHUNK = 1 << 14;
+    /** The owner's working view: its position and limit move with every transfer. */
     private final ByteBuffer bytes;
+    /**
+     * The same memory as made, never moved: readers of other threads take their views from this one, since a
+     * duplicate of {@link #bytes} would copy a position and limit that the owner may be changing meanwhile.
+     */
+    private final ByteBuffer pristine;
     private final Elements kind;
     private final Scratch scratch;
     private final int elementBytes;
@@ -1043,6 +1049,7 @@ public abstract class Elements {
         DataBuffer staged) {
       super(0, length, wireCode, staged);
       this.bytes = littleEndian;
+      this.pristine = littleEndian.duplicate();
       this.kind = kind;
       this.scratch = scratch;
       this.elementBytes = kind.wireElementBytes();
@@ -1090,7 +1097,7 @@ public abstract class Elements {
 
     @Override
     Elements forReader() {
-      return new BufferElements(bytes.duplicate().order(ByteOrder.LITTLE_ENDIAN), length, wireCode(), kind, scratch,
+      return new BufferElements(pristine.duplicate().order(ByteOrder.LITTLE_ENDIAN), length, wireCode(), kind, scratch,
           null);
     }
 
