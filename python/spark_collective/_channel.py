@@ -29,7 +29,7 @@ PROTOCOL = 3
 HELLO_WAIT_S = 30.0
 HELLO, MAP, CALL, UNMAP = 1, 2, 3, 4
 MIN_SEGMENT = 1 << 20
-#: Replies up to this size (all but an error with a very long message) are read in place, without allocating.
+#: Replies up to this size (all but an error with a very long message) are read into one buffer kept for them.
 REPLY_BUFFER = 1 << 15
 _LEN = struct.Struct("<I")
 _CALL = struct.Struct("<BBBBiiqqiq")
@@ -143,32 +143,27 @@ class Channel:
         """The reply to the request just sent. The executor sends nothing unasked, so whatever arrives belongs to
         it: one system call usually reads its length and body together."""
         view = self._reply_view
-        got = 0
-        while got < 4:
-            k = self._sock.recv_into(view[got:])
-            if k == 0:
-                raise EOFError("the executor closed the connection (its task ended, or it is shutting down)")
-            got += k
+        got = self._fill(view, 0, 4, len(view))
         end = 4 + _LEN.unpack_from(view, 0)[0]
         if end > len(view):
             return bytes(view[4:got]) + self._read(end - got)
-        while got < end:
-            k = self._sock.recv_into(view[got:end])
-            if k == 0:
-                raise EOFError("the executor closed the connection in the middle of a reply")
-            got += k
+        self._fill(view, got, end, end)
         return bytes(view[4:end])
 
     def _read(self, n: int) -> bytes:
         buf = bytearray(n)
-        view = memoryview(buf)
-        got = 0
-        while got < n:
-            k = self._sock.recv_into(view[got:], n - got)
-            if k == 0:
-                raise EOFError("the executor closed the connection (its task ended, or it is shutting down)")
-            got += k
+        self._fill(memoryview(buf), 0, n, n)
         return bytes(buf)
+
+    def _fill(self, view: memoryview, got: int, need: int, limit: int) -> int:
+        """Receives into ``view[got:limit]`` until at least ``need`` bytes are there; returns how many are."""
+        while got < need:
+            k = self._sock.recv_into(view[got:limit])
+            if k == 0:
+                raise EOFError("the executor closed the connection (its task ended, or it is shutting down)"
+                               if got == 0 else "the executor closed the connection in the middle of a reply")
+            got += k
+        return got
 
     def _map(self, capacity: int) -> Tuple[int, mmap.mmap]:
         """A new segment of ``capacity`` bytes, mapped here and by the executor: (its id, its mapping)."""
