@@ -329,6 +329,8 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     private volatile String killReason;
     volatile ManagedCommunicator comm;
     private volatile boolean ended;
+    /** Why the task failed, set before {@link #ended}: a formation still joining gives it to the ranks that joined. */
+    private volatile String failedWhy;
     /** Python workers' sessions of this task, closed when it ends. */
     private final List<Closeable> sessions = new ArrayList<>();
     /** What this rank did in the group, reported to the driver when the task ends. */
@@ -348,7 +350,8 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
       this.taskAttemptId = task.taskAttemptId();
       this.task = task;
       this.killed = () -> task.isInterrupted() ? killReason() : null;
-      this.formation = () -> ended ? "the task of rank " + rank + " ended" : killed.reason();
+      this.formation = () -> ended ? (failedWhy != null ? failedWhy : "the task of rank " + rank + " ended")
+          : killed.reason();
     }
 
     /**
@@ -551,6 +554,7 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
     }
 
     void abort(String why) {
+      failedWhy = why;
       ended = true;
       ManagedCommunicator c = comm;
       if (c != null) {

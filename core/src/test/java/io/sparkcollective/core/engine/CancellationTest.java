@@ -173,6 +173,44 @@ class CancellationTest {
 
   @org.junit.jupiter.api.Test
   @Timeout(60)
+  void shouldTellTheRanksThatJoinedWhyACancelledJoinGaveUp() throws Exception {
+    // Ranks 0 and 1 have joined each other; rank 2 has not come yet when rank 0's task fails. Rank 1 must
+    // fail at once with rank 0's reason, not wait out its join timeout or learn only that rank 0 left.
+    try (TcpCluster cluster = new TcpCluster(3, TCP_CALLER)) {
+      AtomicReference<String> failed = new AtomicReference<>();
+      AtomicReference<Throwable> thrown0 = new AtomicReference<>();
+      AtomicReference<Throwable> thrown1 = new AtomicReference<>();
+      Thread r0 = new Thread(() -> joinCatching(cluster, 0, failed::get, thrown0), "rank-0");
+      Thread r1 = new Thread(() -> joinCatching(cluster, 1, Cancellation.NONE, thrown1), "rank-1");
+      r0.start();
+      r1.start();
+      Thread.sleep(300);
+      assertTrue(r0.isAlive() && r1.isAlive(), "a join returned without rank 2: " + thrown0 + " " + thrown1);
+      long firedAt = System.nanoTime();
+      failed.set("the task of rank 0 failed: java.lang.IllegalStateException: bad input row 17");
+      r0.join(10_000);
+      r1.join(10_000);
+      long peerMs = (System.nanoTime() - firedAt) / 1_000_000;
+      assertInstanceOf(CollectiveCancelledException.class, thrown0.get(), String.valueOf(thrown0.get()));
+      assertInstanceOf(RemoteFailureException.class, thrown1.get(), String.valueOf(thrown1.get()));
+      assertEquals(0, ((RemoteFailureException) thrown1.get()).originRank(), thrown1.get().getMessage());
+      assertTrue(thrown1.get().getMessage().contains("bad input row 17"), thrown1.get().getMessage());
+      assertTrue(peerMs < 2000, "rank 1 took " + peerMs + " ms to fail");
+    }
+  }
+
+  private static void joinCatching(TcpCluster cluster, int rank, Cancellation cancellation,
+      AtomicReference<Throwable> thrown) {
+    try {
+      TcpGroup.join(cluster.endpoint(rank), "half-formed", rank, cluster.addresses(), TCP_CALLER,
+          new KryoObjectSerializer(), cancellation).close();
+    } catch (Throwable e) {
+      thrown.set(e);
+    }
+  }
+
+  @org.junit.jupiter.api.Test
+  @Timeout(60)
   void shouldKeepTheConnectionOtherGroupsUseWhenAnInterruptedRankAborts() throws Exception {
     // The connection between two endpoints carries every group between them: a rank interrupted while it
     // waits or sends must fail its own group only (Java closes a blocking channel that an interrupted thread

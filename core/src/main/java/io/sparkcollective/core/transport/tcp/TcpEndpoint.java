@@ -212,7 +212,7 @@ public final class TcpEndpoint implements AutoCloseable {
 
   /**
    * As {@link #join(String, int, List)}, leaving the wait when {@code cancellation} fires or the thread is
-   * interrupted.
+   * interrupted. A join that fails is aborted: the ranks that joined fail with its reason.
    *
    * @throws CollectiveCancelledException if it did
    */
@@ -241,6 +241,12 @@ public final class TcpEndpoint implements AutoCloseable {
       }
       t.awaitJoined(deadline, cancellation);
       return t;
+    } catch (CollectiveException e) {
+      // The ranks that joined already hear why this one gives up (its task failed, was killed, timed out)
+      // rather than only that it left.
+      t.abort(e);
+      t.close();
+      throw e;
     } catch (RuntimeException e) {
       t.close();
       throw e;
