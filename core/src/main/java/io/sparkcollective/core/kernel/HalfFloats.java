@@ -21,14 +21,14 @@ public final class HalfFloats {
    * True if the float16 array conversions are the JVM's own ({@code Float.floatToFloat16} and
    * {@code Float.float16ToFloat}), which Java 21 and later compile to the processor's conversion instructions
    * over whole registers: about the speed of a copy, where the Vector API forms take up to three times as long.
-   * Only from Java 21, only if they give exactly this class's bits (checked once, on edge patterns and NaNs: the
-   * JVM's own fallback code, used where the processor has no such instructions, keeps NaN payloads otherwise),
-   * and not with the system property {@code sparkcollective.nativeF16} set to {@code false}.
+   * Only from Java 21, only if they give this class's bits (checked once, see {@link #sameBits}: the JVM's own
+   * fallback code, used where the processor has no such instructions, keeps NaN payloads otherwise), and not
+   * with the system property {@code sparkcollective.nativeF16} set to {@code false}.
    */
   public static final boolean NATIVE_F16;
-  /** {@code Float.floatToFloat16}: float to short, or null before Java 20. */
+  /** {@code Float.floatToFloat16}: float to short; null unless {@link #NATIVE_F16}. */
   private static final MethodHandle TO_F16;
-  /** {@code Float.float16ToFloat}: short to float, or null before Java 20. */
+  /** {@code Float.float16ToFloat}: short to float; null unless {@link #NATIVE_F16}. */
   private static final MethodHandle FROM_F16;
 
   static {
