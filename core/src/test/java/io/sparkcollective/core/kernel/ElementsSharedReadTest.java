@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.sparkcollective.core.api.DType;
 import io.sparkcollective.core.api.DataBuffer;
+import io.sparkcollective.core.api.ReduceOp;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -31,8 +32,8 @@ class ElementsSharedReadTest {
     Elements owner = Elements.open(DataBuffer.of(ownerBytes, DType.F32),
         new Scratch(), 0);
     ByteBuffer readerBytes = ByteBuffer.allocateDirect(LENGTH * 4).order(ByteOrder.LITTLE_ENDIAN);
-    Elements reader = Elements.open(DataBuffer.of(readerBytes, DType.F32),
-        new Scratch(), 0);
+    Scratch readerScratch = new Scratch();
+    Elements reader = Elements.open(DataBuffer.of(readerBytes, DType.F32), readerScratch, 0);
 
     AtomicBoolean stop = new AtomicBoolean();
     AtomicReference<Throwable> ownerFailed = new AtomicReference<>();
@@ -57,7 +58,12 @@ class ElementsSharedReadTest {
       while (System.nanoTime() < end && ownerFailed.get() == null) {
         int off = (int) (reads % 4) * (LENGTH / 4);
         readerBytes.putFloat(4 * off, -1);
-        reader.copyFrom(owner, off, LENGTH / 4);
+        if (reads % 8 < 4) {
+          reader.copyFrom(owner, off, LENGTH / 4);
+        } else {
+          // The range holds the owner's values already (copied before) but for its first: MAX restores it.
+          reader.reduceFrom(owner, off, LENGTH / 4, ReduceOp.MAX, readerScratch);
+        }
         assertEquals(off, readerBytes.getFloat(4 * off), "element " + off + " after read " + reads);
         reads++;
       }
