@@ -119,9 +119,10 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
           ? SparkSettings.derivedSecret(SparkEnv.get().securityManager().getSecretKey(), ctx.conf().getAppId())
           : extraConf.get(CollectiveDriverPlugin.SECRET_KEY);
       this.driverAsks = driverAsker();
-      LOG.info("executor {}: half-precision conversions run {}", ctx.executorID(), HalfFloats.VECTORS
+      LOG.info("executor {}: half-precision conversions run {}{}", ctx.executorID(), HalfFloats.VECTORS
           ? "on the Vector API" : "as scalar loops (3-6x slower; start executors with "
-          + "--add-modules=jdk.incubator.vector in spark.executor.extraJavaOptions for the Vector API)");
+          + "--add-modules=jdk.incubator.vector in spark.executor.extraJavaOptions for the Vector API)",
+          HalfFloats.NATIVE_F16 ? "; float16 by the JVM's own conversions" : "");
       if (SparkEnv.get().blockManager().blockManagerId() != null) {
         startEndpoint();
         startPython();
