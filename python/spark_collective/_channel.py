@@ -29,7 +29,8 @@ PROTOCOL = 3
 HELLO_WAIT_S = 30.0
 HELLO, MAP, CALL, UNMAP = 1, 2, 3, 4
 MIN_SEGMENT = 1 << 20
-#: Replies up to this size (all but an error with a very long message) are read into one buffer kept for them.
+#: Every reply is read into one buffer of this size kept for them (the longest, an error, is 16 KiB and a few
+#: bytes: the executor cuts its message there); a longer one means the stream is broken.
 REPLY_BUFFER = 1 << 15
 _LEN = struct.Struct("<I")
 _CALL = struct.Struct("<BBBBiiqqiq")
@@ -146,14 +147,11 @@ class Channel:
         got = self._fill(view, 0, 4, len(view))
         end = 4 + _LEN.unpack_from(view, 0)[0]
         if end > len(view):
-            return bytes(view[4:got]) + self._read(end - got)
+            self.close()  # what follows cannot be read as replies any more
+            raise ConnectionError(f"the executor sent a reply of {end - 4} bytes; none is longer than "
+                                  f"{len(view) - 4}")
         self._fill(view, got, end, end)
         return bytes(view[4:end])
-
-    def _read(self, n: int) -> bytes:
-        buf = bytearray(n)
-        self._fill(memoryview(buf), 0, n, n)
-        return bytes(buf)
 
     def _fill(self, view: memoryview, got: int, need: int, limit: int) -> int:
         """Receives into ``view[got:limit]`` until at least ``need`` bytes are there; returns how many are."""

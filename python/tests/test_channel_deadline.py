@@ -1,6 +1,7 @@
 """The worker never waits on its executor without a deadline: an executor that takes HELLO and then stops
 answering fails the next request with a timeout error naming the channel, within the wait HELLO announced
-(kept by the kernel on a blocking socket)."""
+(kept by the kernel on a blocking socket). Nor does it take an executor's word for a reply's length: one
+longer than any reply breaks the connection instead of being allocated."""
 
 import os
 import socket
@@ -21,14 +22,16 @@ def _string(s: str) -> bytes:
 
 
 class _SilentExecutor:
-    """Answers HELLO (announcing `answer_within_ms`), then reads requests and never answers them."""
+    """Answers HELLO (announcing `answer_within_ms`), then reads requests and answers each with the bytes
+    `answer` (none: never answers)."""
 
-    def __init__(self, directory: str, answer_within_ms: int):
+    def __init__(self, directory: str, answer_within_ms: int, answer: bytes = b""):
         self.path = os.path.join(directory, "s")
         self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.server.bind(self.path)
         self.server.listen(1)
         self.answer_within_ms = answer_within_ms
+        self.answer = answer
         self.hello = None
         self.requests = 0
         self.thread = threading.Thread(target=self._serve, daemon=True)
@@ -57,6 +60,8 @@ class _SilentExecutor:
                     (n,) = struct.unpack("<I", self._read(conn, 4))
                     self._read(conn, n)
                     self.requests += 1
+                    if self.answer:
+                        conn.sendall(self.answer)
             except (EOFError, OSError):
                 pass
 
@@ -64,15 +69,35 @@ class _SilentExecutor:
         self.server.close()
 
 
+def _connect(d: str, executor: _SilentExecutor, monkeypatch) -> _channel.Channel:
+    with open(os.path.join(d, _channel.ANNOUNCEMENT), "w", encoding="utf-8") as f:
+        f.write(f"version={spark_collective.PLUGIN_VERSION}\nsocket={executor.path}\ntoken={'ab' * 32}\n")
+    monkeypatch.setenv("SPARK_LOCAL_DIRS", d)
+    return _channel.Channel(7, 1, 0, 1)
+
+
+@pytest.mark.timeout(60)
+def test_a_reply_longer_than_any_reply_breaks_the_connection(monkeypatch):
+    with tempfile.TemporaryDirectory() as d:
+        # A length of 2 GiB, then a few bytes: the worker must neither allocate it nor wait for the rest.
+        executor = _SilentExecutor(d, answer_within_ms=30_000, answer=struct.pack("<I", 1 << 31) + b"\0" * 64)
+        channel = _connect(d, executor, monkeypatch)
+        try:
+            start = time.monotonic()
+            with pytest.raises(errors.CollectiveError, match="a reply of 2147483648 bytes; none is longer than"):
+                channel._request(bytes([_channel.UNMAP]) + struct.pack("<i", 5))
+            assert time.monotonic() - start < 5
+            assert channel._sock.fileno() == -1, "the connection is closed: what follows is not a reply"
+        finally:
+            channel.close()
+            executor.close()
+
+
 @pytest.mark.timeout(60)
 def test_a_request_the_executor_does_not_answer_times_out_within_the_announced_wait(monkeypatch):
     with tempfile.TemporaryDirectory() as d:
         executor = _SilentExecutor(d, answer_within_ms=300)
-        token = "ab" * 32
-        with open(os.path.join(d, _channel.ANNOUNCEMENT), "w", encoding="utf-8") as f:
-            f.write(f"version={spark_collective.PLUGIN_VERSION}\nsocket={executor.path}\ntoken={token}\n")
-        monkeypatch.setenv("SPARK_LOCAL_DIRS", d)
-        channel = _channel.Channel(7, 1, 0, 1)
+        channel = _connect(d, executor, monkeypatch)
         try:
             assert (channel.rank, channel.size) == (1, 2)
             assert executor.hello[5:7] == struct.pack("<H", _channel.PROTOCOL)

@@ -241,13 +241,12 @@ public final class TcpEndpoint implements AutoCloseable {
       }
       t.awaitJoined(deadline, cancellation);
       return t;
-    } catch (CollectiveException e) {
-      // The ranks that joined already hear why this one gives up (its task failed, was killed, timed out)
-      // rather than only that it left.
-      t.abort(e);
-      t.close();
-      throw e;
     } catch (RuntimeException e) {
+      if (e instanceof CollectiveException) {
+        // The ranks that joined already hear why this one gives up (its task failed, was killed, timed out)
+        // rather than only that it left.
+        t.abort((CollectiveException) e);
+      }
       t.close();
       throw e;
     }
