@@ -45,6 +45,7 @@ public final class SharedMemoryRing implements Frame.Lender {
   private static final int ATTACHED_AT = RingLayout.ATTACHED_AT;
   private static final int CONSUMED_AT = RingLayout.CONSUMED_AT;
   private static final int PUBLISHED_AT = RingLayout.PUBLISHED_AT;
+  private static final int STARTED_OVER_AT = RingLayout.STARTED_OVER_AT;
   private static final int PARKED_AT = RingLayout.PARKED_AT;
   private static final int SOCKET_DATA_AT = RingLayout.SOCKET_DATA_AT;
   private static final int DATA_AT = RingLayout.DATA_AT;
@@ -62,6 +63,12 @@ public final class SharedMemoryRing implements Frame.Lender {
   private final int capacity;
   // Sender side.
   private long head;
+  /**
+   * Where the sender last started over at the beginning of the data area, and the wrap it started at: until the
+   * receiver frees a payload placed since, its consumed word still says the first, and the gap counts as free.
+   */
+  private long startedOverFrom = -1;
+  private long startedOverTo = -1;
   private boolean attached;
   private boolean deleted;
   // Both sides (under this object's lock): closed with its connection; unmapped once nothing reads it.
@@ -210,8 +217,8 @@ public final class SharedMemoryRing implements Frame.Lender {
     if (n > capacity || !attached()) {
       return -1;
     }
-    long pos = RingLayout.place(head, n, capacity);
-    if (!RingLayout.fits(pos, n, (long) LONGS.getAcquire(map, CONSUMED_AT), capacity)) {
+    long pos = reserve(n);
+    if (pos < 0) {
       return -1;
     }
     data.put((int) (pos % capacity), src, index, n);
@@ -230,18 +237,41 @@ public final class SharedMemoryRing implements Frame.Lender {
         || (long) LONGS.getAcquire(map, SOCKET_DATA_AT) != socketData) {
       return false;
     }
-    long pos = RingLayout.place(head, n, capacity);
-    if (!RingLayout.fits(pos, n, (long) LONGS.getAcquire(map, CONSUMED_AT), capacity)) {
+    long pos = reserve(n);
+    if (pos < 0) {
       return false;
     }
     long at = RingLayout.align(head);
-    if (at != pos) {
+    if (pos == startedOverTo) {
+      LONGS.setRelease(map, STARTED_OVER_AT, head);
+    } else if (at != pos) {
       records.putInt((int) (at % capacity), RingLayout.WRAP_MARK);
     }
     data.put((int) (pos % capacity), src, index, n);
     head = pos + n;
     LONGS.setVolatile(map, PUBLISHED_AT, head);
     return true;
+  }
+
+  /**
+   * Where {@code n} bytes go next, or -1 if they do not fit behind what the receiver holds; at the beginning of
+   * the data area when {@link RingLayout#startOver} says so.
+   */
+  private long reserve(int n) {
+    long consumed = (long) LONGS.getAcquire(map, CONSUMED_AT);
+    if (consumed == startedOverFrom) {
+      consumed = startedOverTo;
+    }
+    boolean over = RingLayout.startOver(head, n, consumed, capacity);
+    long pos = RingLayout.place(head, n, capacity, over);
+    if (!RingLayout.fits(pos, n, consumed >= head ? pos : consumed, capacity)) {
+      return -1;
+    }
+    if (over) {
+      startedOverFrom = head;
+      startedOverTo = pos;
+    }
+    return pos;
   }
 
   /**
@@ -309,13 +339,20 @@ public final class SharedMemoryRing implements Frame.Lender {
     }
     long held;
     synchronized (this) {
-      held = consumed;
+      // What the receiver holds starts at its oldest payload; holding nothing, it has freed everything up to
+      // where the sender may start over (a freed tail before either counts as free on the sender's side too).
+      held = heldCount == 0 ? RingLayout.nextWrap(consumed, capacity) : heldStart[heldFirst];
     }
     String bad = RingLayout.checkPublished(seenPublished, published, held, capacity);
     if (bad != null) {
       return bad;
     }
+    long startedOver = (long) LONGS.getAcquire(map, STARTED_OVER_AT);
     while (expected < published) {
+      if (expected == startedOver && expected % capacity != 0) {
+        expected = RingLayout.nextWrap(expected, capacity);
+        continue;
+      }
       long pos = RingLayout.align(expected);
       if (pos + RingLayout.RECORD_LENGTH_BYTES > published) {
         return "its shared-memory records end at " + published + ", inside the length field at " + pos;

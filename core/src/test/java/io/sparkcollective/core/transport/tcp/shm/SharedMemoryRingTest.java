@@ -19,7 +19,12 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -212,6 +217,130 @@ class SharedMemoryRingTest {
     }
     assertTrue(delivered > 500 && refused > 10, delivered + " delivered, " + refused + " refused");
     held.forEach(pool::release);
+  }
+
+  /**
+   * Sender and receiver on two threads, the receiver's frames released by a third in any order: every record
+   * arrives once, in order, with its bytes, however the sender's starts over at the beginning of an emptied
+   * ring interleave with the receiver's reads and frees.
+   */
+  @Test
+  void shouldKeepEveryRecordIntactWithBothSidesRunningAtOnce() throws Exception {
+    int capacity = 1 << 16;
+    SharedMemoryRing sender = SharedMemoryRing.create(dir, capacity);
+    SharedMemoryRing receiver = SharedMemoryRing.attach(dir, sender.path().getFileName().toString(),
+        sender.token(), capacity, 0);
+    int records = 200_000;
+    BlockingQueue<Frame> toRelease = new LinkedBlockingQueue<>();
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    Thread send = new Thread(() -> {
+      ByteBuffer msg = ByteBuffer.allocateDirect(capacity).order(ByteOrder.LITTLE_ENDIAN);
+      SplittableRandom rnd = new SplittableRandom(5);
+      try {
+        for (int i = 0; i < records && failure.get() == null; ) {
+          int n = 16 + rnd.nextInt(rnd.nextInt(8) == 0 ? capacity / 3 : 200);
+          msg.putInt(0, n - 4).putInt(4, i).putInt(8, n);
+          msg.put(12, (byte) i).put(n - 1, (byte) (i * 7));
+          if (sender.putRecord(msg, 0, n, 0)) {
+            if (++i % 50 == 0) {
+              LockSupport.parkNanos(20_000); // the receiver catches up: the ring empties now and then
+            }
+          } else {
+            Thread.onSpinWait();
+          }
+        }
+      } catch (Throwable t) {
+        failure.compareAndSet(null, t);
+      }
+    });
+    AtomicBoolean stop = new AtomicBoolean();
+    Thread release = new Thread(() -> {
+      SplittableRandom rnd = new SplittableRandom(6);
+      List<Frame> held = new ArrayList<>();
+      try {
+        while (!stop.get() || !held.isEmpty() || !toRelease.isEmpty()) {
+          Frame f = toRelease.poll(100, TimeUnit.MICROSECONDS);
+          if (f != null) {
+            held.add(f);
+          }
+          if (!held.isEmpty() && (f == null || held.size() > rnd.nextInt(4))) {
+            pool.release(held.remove(rnd.nextInt(held.size())));
+          }
+        }
+      } catch (Throwable t) {
+        failure.compareAndSet(null, t);
+      }
+    });
+    release.start();
+    send.start();
+    int[] next = {0};
+    long[] startsOver = {0};
+    long[] bytes = {0};
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(40);
+    while (next[0] < records && failure.get() == null && System.nanoTime() < deadline) {
+      String bad = receiver.pollRecords((from, ring, offset, whole, pos) -> {
+        assertEquals(next[0], ring.getInt(offset + 4), "record order");
+        assertEquals(whole, ring.getInt(offset + 8), "record " + next[0]);
+        assertEquals((byte) next[0], ring.get(offset + 12), "record " + next[0]);
+        assertEquals((byte) (next[0] * 7), ring.get(offset + whole - 1), "record " + next[0]);
+        Frame f = pool.acquire(0);
+        from.takeRecord(pos, whole, 8, f);
+        toRelease.add(f);
+        next[0]++;
+        startsOver[0] += pos % capacity == 0 ? 1 : 0;
+        bytes[0] += whole;
+        return null;
+      });
+      assertNull(bad);
+    }
+    stop.set(true);
+    send.join(10_000);
+    release.join(10_000);
+    assertNull(failure.get());
+    assertEquals(records, next[0]);
+    assertEquals(0, pool.outstanding());
+    // Running through the data area reaches its beginning once per capacity's bytes; starting over, more often
+    // (how much more depends on the threads' timing; shouldStartOverAtTheBeginningOfAnEmptiedRing checks where).
+    assertTrue(startsOver[0] > bytes[0] / capacity, startsOver[0] + " records at the beginning of the data area "
+        + "for " + bytes[0] / capacity + " rounds of it");
+  }
+
+  /**
+   * A sender starts over at the beginning of the data area when the ring is empty, or when what the receiver
+   * still holds lies in its second half, so the memory it writes stays what is in flight.
+   */
+  @Test
+  void shouldStartOverAtTheBeginningOfAnEmptiedRing() throws IOException {
+    SharedMemoryRing sender = SharedMemoryRing.create(dir, CAPACITY);
+    SharedMemoryRing receiver = SharedMemoryRing.attach(dir, sender.path().getFileName().toString(),
+        sender.token(), CAPACITY, 0);
+    ByteBuffer b = ByteBuffer.allocateDirect(CAPACITY);
+    assertEquals(0, sender.put(b, 0, 1000));
+    assertEquals(1000, sender.put(b, 0, 1000), "one after the other while the first is held");
+    receiver.take(0, 1000, null);
+    receiver.take(1000, 1000, null);
+    assertEquals(CAPACITY, sender.put(b, 0, 1000), "emptied: at the beginning again (the next wrap)");
+    Frame fc = pool.acquire(0);
+    receiver.take(CAPACITY, 1000, fc);
+    long d = sender.put(b, 0, CAPACITY / 2);
+    assertEquals(CAPACITY + 1000, d, "behind the previous one");
+    pool.release(fc);
+    Frame fd = pool.acquire(0);
+    receiver.take(d, CAPACITY / 2, fd);
+    long e = sender.put(b, 0, 1000);
+    assertEquals(d + CAPACITY / 2, e, "what is held starts in the first half: on after it");
+    receiver.take(e, 1000, null);
+    long h = sender.put(b, 0, 1000);
+    assertEquals(e + 1000, h);
+    Frame fh = pool.acquire(0);
+    receiver.take(h, 1000, fh);
+    pool.release(fd);
+    long i = sender.put(b, 0, 1000);
+    assertEquals(2L * CAPACITY, i, "what is held starts in the second half: at the beginning before it");
+    assertNull(receiver.check(i, 1000), "the receiver takes the next wrap as where one may start");
+    receiver.take(i, 1000, null);
+    pool.release(fh);
+    assertEquals(0, pool.outstanding());
   }
 
   /** DATA that went over the socket keeps later records out until the receiver has read it: order is kept. */
