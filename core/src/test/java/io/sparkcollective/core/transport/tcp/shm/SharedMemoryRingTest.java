@@ -45,8 +45,7 @@ class SharedMemoryRingTest {
     assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(sender.path())));
     ByteBuffer payload = ByteBuffer.allocateDirect(CAPACITY);
     assertEquals(-1, sender.put(payload, 0, 100), "nothing goes in before the receiver has mapped the ring");
-    SharedMemoryRing receiver = SharedMemoryRing.attach(dir, sender.path().getFileName().toString(),
-        sender.token(), CAPACITY, 0);
+    SharedMemoryRing receiver = attach(sender, CAPACITY, 0);
     assertFalse(Files.exists(sender.path()), "the file is deleted once mapped");
 
     SplittableRandom rnd = new SplittableRandom(7);
@@ -92,8 +91,7 @@ class SharedMemoryRingTest {
   @Test
   void shouldRejectAPayloadOutOfSequence() throws IOException {
     SharedMemoryRing sender = SharedMemoryRing.create(dir, CAPACITY);
-    SharedMemoryRing receiver = SharedMemoryRing.attach(dir, sender.path().getFileName().toString(),
-        sender.token(), CAPACITY, 0);
+    SharedMemoryRing receiver = attach(sender, CAPACITY, 0);
     ByteBuffer b = ByteBuffer.allocateDirect(1000);
     assertEquals(0, sender.put(b, 0, 1000));
     assertNotNull(receiver.check(8, 1000), "not where the previous one ended");
@@ -113,8 +111,7 @@ class SharedMemoryRingTest {
   @Test
   void shouldFreeSpaceOnlyUpToTheOldestPayloadStillHeld() throws IOException {
     SharedMemoryRing sender = SharedMemoryRing.create(dir, CAPACITY);
-    SharedMemoryRing receiver = SharedMemoryRing.attach(dir, sender.path().getFileName().toString(),
-        sender.token(), CAPACITY, 0);
+    SharedMemoryRing receiver = attach(sender, CAPACITY, 0);
     ByteBuffer b = ByteBuffer.allocateDirect(CAPACITY);
     int half = CAPACITY / 2;
     long a = sender.put(b, 0, half);
@@ -169,8 +166,7 @@ class SharedMemoryRingTest {
     SharedMemoryRing sender = SharedMemoryRing.create(dir, CAPACITY);
     ByteBuffer msg = ByteBuffer.allocateDirect(CAPACITY).order(ByteOrder.LITTLE_ENDIAN);
     assertFalse(sender.putRecord(msg, 0, 100, 0), "nothing goes in before the receiver has mapped the ring");
-    SharedMemoryRing receiver = SharedMemoryRing.attach(dir, sender.path().getFileName().toString(),
-        sender.token(), CAPACITY, 0);
+    SharedMemoryRing receiver = attach(sender, CAPACITY, 0);
     SplittableRandom rnd = new SplittableRandom(11);
     ArrayDeque<long[]> sent = new ArrayDeque<>(); // {length, seed}, in sending order
     List<Frame> held = new ArrayList<>();
@@ -228,8 +224,7 @@ class SharedMemoryRingTest {
   void shouldKeepEveryRecordIntactWithBothSidesRunningAtOnce() throws Exception {
     int capacity = 1 << 16;
     SharedMemoryRing sender = SharedMemoryRing.create(dir, capacity);
-    SharedMemoryRing receiver = SharedMemoryRing.attach(dir, sender.path().getFileName().toString(),
-        sender.token(), capacity, 0);
+    SharedMemoryRing receiver = attach(sender, capacity, 0);
     int records = 200_000;
     BlockingQueue<Frame> toRelease = new LinkedBlockingQueue<>();
     AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -312,8 +307,7 @@ class SharedMemoryRingTest {
   @Test
   void shouldStartOverAtTheBeginningOfAnEmptiedRing() throws IOException {
     SharedMemoryRing sender = SharedMemoryRing.create(dir, CAPACITY);
-    SharedMemoryRing receiver = SharedMemoryRing.attach(dir, sender.path().getFileName().toString(),
-        sender.token(), CAPACITY, 0);
+    SharedMemoryRing receiver = attach(sender, CAPACITY, 0);
     ByteBuffer b = ByteBuffer.allocateDirect(CAPACITY);
     assertEquals(0, sender.put(b, 0, 1000));
     assertEquals(1000, sender.put(b, 0, 1000), "one after the other while the first is held");
@@ -347,8 +341,7 @@ class SharedMemoryRingTest {
   @Test
   void shouldHoldRecordsBackUntilTheSocketsDataIsRead() throws IOException {
     SharedMemoryRing sender = SharedMemoryRing.create(dir, CAPACITY);
-    SharedMemoryRing receiver = SharedMemoryRing.attach(dir, sender.path().getFileName().toString(),
-        sender.token(), CAPACITY, 2);
+    SharedMemoryRing receiver = attach(sender, CAPACITY, 2);
     ByteBuffer msg = ByteBuffer.allocateDirect(64).order(ByteOrder.LITTLE_ENDIAN).putInt(0, 60);
     assertFalse(sender.putRecord(msg, 0, 64, 3), "the receiver has read 2 of the 3 sent over the socket");
     receiver.socketDataRead(3);
@@ -360,8 +353,7 @@ class SharedMemoryRingTest {
   @Test
   void shouldRingAParkedReceiverOncePerBlock() throws IOException {
     SharedMemoryRing sender = SharedMemoryRing.create(dir, CAPACITY);
-    SharedMemoryRing receiver = SharedMemoryRing.attach(dir, sender.path().getFileName().toString(),
-        sender.token(), CAPACITY, 0);
+    SharedMemoryRing receiver = attach(sender, CAPACITY, 0);
     ByteBuffer msg = ByteBuffer.allocateDirect(64).order(ByteOrder.LITTLE_ENDIAN).putInt(0, 60);
     assertTrue(sender.putRecord(msg, 0, 64, 0));
     assertFalse(sender.wakeReceiver(), "a receiver that is not blocked is not rung");
@@ -420,13 +412,18 @@ class SharedMemoryRingTest {
       m = ch.map(java.nio.channels.FileChannel.MapMode.READ_WRITE, 0, RingLayout.fileBytes(CAPACITY));
     }
     m.order(ByteOrder.nativeOrder());
-    SharedMemoryRing receiver = SharedMemoryRing.attach(dir, sender.path().getFileName().toString(),
-        sender.token(), CAPACITY, 0);
+    SharedMemoryRing receiver = attach(sender, CAPACITY, 0);
     write.accept(m);
     assertTrue(receiver.hasRecords());
     return receiver.pollRecords((from, ring, offset, whole, pos) -> {
       throw new AssertionError("a record was handed on: " + whole + " bytes at " + pos);
     });
+  }
+
+  /** The receiving side of {@code sender}'s ring, with {@code socketData} DATA messages read from the socket. */
+  private SharedMemoryRing attach(SharedMemoryRing sender, int capacity, long socketData) throws IOException {
+    return SharedMemoryRing.attach(dir, sender.path().getFileName().toString(), sender.token(), capacity,
+        socketData);
   }
 
   private static void fill(ByteBuffer b, int n, long seed) {
