@@ -380,13 +380,18 @@ class TcpTransportTest {
     CollectiveConfig quick = CollectiveConfig.from(Map.of(CollectiveConfig.JOIN_TIMEOUT_MS, "1500"));
     try (TcpCluster cluster = new TcpCluster(3, quick)) {
       List<java.net.InetSocketAddress> addrs = cluster.addresses();
-      // Rank 2 never comes: ranks 0 and 1 fail at the join timeout naming it.
+      // Rank 2 never comes: ranks 0 and 1 fail at the join timeout naming it. The first to time out aborts the
+      // half-formed group with that reason, which may reach the other before its own deadline does.
       List<Outcome<Communicator>> outcomes = GroupHarness.runRanks(2, LIMIT,
           r -> TcpGroup.join(cluster.endpoint(r), "absent", r, addrs, quick));
+      int timedOut = 0;
       for (Outcome<Communicator> o : outcomes) {
-        assertInstanceOf(CollectiveTimeoutException.class, o.error, o.toString());
+        assertTrue(o.error instanceof CollectiveTimeoutException || o.error instanceof RemoteFailureException,
+            o.toString());
         assertTrue(o.error.getMessage().contains("ranks [2] did not join"), o.error.getMessage());
+        timedOut += o.error instanceof CollectiveTimeoutException ? 1 : 0;
       }
+      assertTrue(timedOut >= 1, outcomes.toString());
       // Two endpoints claim rank 1 of group "dup": the second claim is refused by rank 0.
       try (TcpEndpoint impostor = TcpEndpoint.start("127.0.0.1", 0, TcpCluster.SECRET, quick)) {
         List<java.net.InetSocketAddress> fake = List.of(addrs.get(0), impostor.address());
