@@ -47,6 +47,13 @@ final class Connections implements LinkListener {
   private final ConcurrentHashMap<String, Promise<Link>> outbound = new ConcurrentHashMap<>();
   private final Map<Link, String> openLinks = new ConcurrentHashMap<>();
   private volatile boolean closing;
+  /**
+   * Orders {@link #writeWhenConnected} with {@link #failPending}: a message either waits on a promise that
+   * {@code failPending} fails while the event loops still run (its listener releases it), or is released at
+   * once.
+   */
+  private final Object pendingLock = new Object();
+  private volatile boolean pendingFailed; // written under pendingLock
 
   /**
    * Connections of the endpoint at {@code addressKey} (known once it listens); messages to itself go straight to
@@ -119,18 +126,27 @@ final class Connections implements LinkListener {
   }
 
   private void writeWhenConnected(String connectionKey, String key, InetSocketAddress target, ByteBuf msg) {
-    Promise<Link> p = connectionPromise(connectionKey, key, target);
-    p.addListener(f -> {
-      if (f.isSuccess() && p.getNow().isActive()) {
-        try {
-          p.getNow().write(msg);
-        } catch (CollectiveException e) {
-          LOG.debug("{}: message to {} lost with its connection", addressKey.get(), key, e);
-        }
-      } else {
+    synchronized (pendingLock) {
+      if (pendingFailed) {
+        // The endpoint closed (a rank that gives up after it, say): its event loops, which would run the
+        // listener below, are stopping, and the message would never be written nor released.
+        LOG.debug("{}: message to {} dropped, the endpoint is closed", addressKey.get(), key);
         msg.release();
+        return;
       }
-    });
+      Promise<Link> p = connectionPromise(connectionKey, key, target);
+      p.addListener(f -> {
+        if (f.isSuccess() && p.getNow().isActive()) {
+          try {
+            p.getNow().write(msg);
+          } catch (CollectiveException e) {
+            LOG.debug("{}: message to {} lost with its connection", addressKey.get(), key, e);
+          }
+        } else {
+          msg.release();
+        }
+      });
+    }
   }
 
   private static InetSocketAddress parse(String key) {
@@ -154,6 +170,9 @@ final class Connections implements LinkListener {
   }
 
   private Promise<Link> connectionPromise(String connectionKey, String key, InetSocketAddress remote) {
+    if (pendingFailed) {
+      throw new PeerLostException(-1, "endpoint " + addressKey.get() + " is closed: no connection to " + key);
+    }
     Promise<Link> p = outbound.get(connectionKey);
     if (p == null) {
       Promise<Link> mine = loops.next().newPromise();
@@ -232,9 +251,13 @@ final class Connections implements LinkListener {
 
   /**
    * Fails the connections still being made, so that the messages waiting for them (see
-   * {@link #writeWithoutWaiting}) are released by their listeners while the event loops still run them.
+   * {@link #writeWithoutWaiting}) are released by their listeners while the event loops still run them; from
+   * now on no connection is made, and a message that would wait for one is released at once.
    */
   void failPending() {
+    synchronized (pendingLock) {
+      pendingFailed = true;
+    }
     for (Promise<Link> p : outbound.values()) {
       p.tryFailure(new PeerLostException(-1, "endpoint " + addressKey.get() + " closed"));
     }

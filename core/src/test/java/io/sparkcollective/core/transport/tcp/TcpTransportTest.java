@@ -404,6 +404,32 @@ class TcpTransportTest {
     }
   }
 
+  /**
+   * A rank that gives up after its endpoint closed (a join that fails as the executor shuts down) still owes
+   * its peers ABORT notices: they are dropped and released, neither written on stopped event loops nor leaked,
+   * over a connection made before the close and to an endpoint never dialled.
+   */
+  @Test
+  void shouldReleaseTheNoticesOfARankThatGivesUpAfterItsEndpointClosed() throws Exception {
+    try (TcpCluster cluster = new TcpCluster(3, CHECKED)) {
+      TcpTransport[] t = new TcpTransport[2];
+      List<java.net.InetSocketAddress> two = cluster.addresses().subList(0, 2);
+      GroupHarness.runRanks(2, LIMIT, r -> t[r] = cluster.endpoint(r).join("closing", r, two))
+          .forEach(o -> assertEquals(null, o.error));
+      cluster.endpoint(0).close();
+      t[0].abort(new CollectiveException("rank 0 gave up late"));
+      TcpEndpoint closed = cluster.endpoint(0);
+      TcpEndpoint never = cluster.endpoint(2);
+      io.netty.buffer.ByteBuf late = io.sparkcollective.core.transport.tcp.protocol.ControlMessages.leave(
+          io.netty.buffer.PooledByteBufAllocator.DEFAULT, 7L, 0, 1);
+      closed.writeWithoutWaiting(never.addressKey(), never.addressKey(), never.address(), late);
+      assertEquals(0, late.refCnt(), "a notice written after the endpoint closed is released at once");
+      List<String> leaks = NettyLeaks.collect();
+      assertTrue(leaks.isEmpty(), "Netty buffers leaked: " + leaks);
+      t[1].close();
+    }
+  }
+
   @Test
   void shouldDropFramesOfAGroupThatIsNoLongerRegistered() throws Exception {
     try (TcpCluster cluster = new TcpCluster(2, CHECKED)) {
