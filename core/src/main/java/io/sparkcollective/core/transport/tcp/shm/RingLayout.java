@@ -111,10 +111,7 @@ public final class RingLayout {
    */
   public static long place(long head, int n, int capacity, boolean over) {
     long pos = align(head);
-    if (pos % capacity != 0 && (over || pos % capacity + n > capacity)) {
-      pos += capacity - pos % capacity;
-    }
-    return pos;
+    return over || pos % capacity + n > capacity ? nextWrap(pos, capacity) : pos;
   }
 
   /** The first multiple of {@code capacity} at or after {@code pos}. */
