@@ -122,7 +122,7 @@ final class OpContext implements Links {
     for (int k = 0; k < segments; k++) {
       int so = off + k * segmentElements;
       int sn = Math.min(segmentElements, n - k * segmentElements);
-      Frame f = transport.acquire(sn * elements.wireElementBytes());
+      Frame f = transport.acquireFor(peer, sn * elements.wireElementBytes());
       try {
         stamp(f, step, so);
         elements.write(so, sn, f.payload());

@@ -50,7 +50,10 @@ public abstract class Elements {
   /** Bytes one element takes on the wire. */
   public abstract int wireElementBytes();
 
-  /** Copies elements {@code [off, off+n)} into {@code w} and sets its size. */
+  /**
+   * Copies elements {@code [off, off+n)} into {@code w}, from its {@link WireBuffer#start() start} (a frame's
+   * own memory, or the place a transport lent it on the way to a peer), and sets its size.
+   */
   public abstract void write(int off, int n, WireBuffer w);
 
   /** Overwrites elements {@code [off, off+n)} with {@code w}'s payload (one bulk copy for plain arrays). */
@@ -479,8 +482,8 @@ public abstract class Elements {
     v.get(dst, off, n);
   }
 
-  private static void put(FloatBuffer v, float[] src, int off, int n) {
-    v.clear();
+  private static void put(WireBuffer w, FloatBuffer v, float[] src, int off, int n) {
+    v.clear().position(w.start() / 4);
     v.put(src, off, n);
   }
 
@@ -489,8 +492,8 @@ public abstract class Elements {
     v.get(dst, off, n);
   }
 
-  private static void put(DoubleBuffer v, double[] src, int off, int n) {
-    v.clear();
+  private static void put(WireBuffer w, DoubleBuffer v, double[] src, int off, int n) {
+    v.clear().position(w.start() / 8);
     v.put(src, off, n);
   }
 
@@ -499,8 +502,8 @@ public abstract class Elements {
     v.get(dst, off, n);
   }
 
-  private static void put(IntBuffer v, int[] src, int off, int n) {
-    v.clear();
+  private static void put(WireBuffer w, IntBuffer v, int[] src, int off, int n) {
+    v.clear().position(w.start() / 4);
     v.put(src, off, n);
   }
 
@@ -509,8 +512,8 @@ public abstract class Elements {
     v.get(dst, off, n);
   }
 
-  private static void put(LongBuffer v, long[] src, int off, int n) {
-    v.clear();
+  private static void put(WireBuffer w, LongBuffer v, long[] src, int off, int n) {
+    v.clear().position(w.start() / 8);
     v.put(src, off, n);
   }
 
@@ -569,7 +572,7 @@ public abstract class Elements {
 
     @Override
     public void write(int off, int n, WireBuffer w) {
-      put(w.floats(), array, base + off, n);
+      put(w, w.floats(), array, base + off, n);
       w.size(n * Float.BYTES);
     }
 
@@ -784,7 +787,7 @@ public abstract class Elements {
         tiles.setDirty(off, n, false);
       }
       java.nio.ShortBuffer out = w.shorts();
-      out.clear();
+      out.clear().position(w.start() / Short.BYTES);
       out.put(t, 0, n);
       w.size(n * Short.BYTES);
     }
@@ -885,7 +888,7 @@ public abstract class Elements {
 
     @Override
     public void write(int off, int n, WireBuffer w) {
-      put(w.doubles(), array, base + off, n);
+      put(w, w.doubles(), array, base + off, n);
       w.size(n * Double.BYTES);
     }
 
@@ -950,7 +953,7 @@ public abstract class Elements {
 
     @Override
     public void write(int off, int n, WireBuffer w) {
-      put(w.ints(), array, base + off, n);
+      put(w, w.ints(), array, base + off, n);
       w.size(n * Integer.BYTES);
     }
 
@@ -1015,7 +1018,7 @@ public abstract class Elements {
 
     @Override
     public void write(int off, int n, WireBuffer w) {
-      put(w.longs(), array, base + off, n);
+      put(w, w.longs(), array, base + off, n);
       w.size(n * Long.BYTES);
     }
 
@@ -1184,7 +1187,7 @@ public abstract class Elements {
     @Override
     public void write(int off, int n, WireBuffer w) {
       ByteBuffer b = w.bytes();
-      b.clear();
+      b.clear().position(w.start());
       b.put(array, base + off, n);
       w.size(n);
     }

@@ -35,7 +35,8 @@ public final class WireBuffer {
 
   /**
    * A window on existing little-endian memory (a shared-memory ring): the payload is {@code [start(),
-   * start() + size())} of {@code memory}; only read from.
+   * start() + size())} of {@code memory}; read from, or written from {@code start()} when the window is the
+   * place a transport lent a segment on its way to a peer.
    */
   public WireBuffer(ByteBuffer memory) {
     this.whole = memory.duplicate().clear().order(ByteOrder.LITTLE_ENDIAN);

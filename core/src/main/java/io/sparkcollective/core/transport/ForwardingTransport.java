@@ -41,6 +41,11 @@ public abstract class ForwardingTransport implements Transport {
   }
 
   @Override
+  public Frame acquireFor(int peer, int payloadBytes) {
+    return delegate.acquireFor(peer, payloadBytes);
+  }
+
+  @Override
   public void release(Frame frame) {
     delegate.release(frame);
   }

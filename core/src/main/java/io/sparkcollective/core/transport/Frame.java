@@ -69,6 +69,16 @@ public final class Frame {
     this.loan = loan;
   }
 
+  /** Who lent this frame its payload memory (see {@link #lend}), or null. */
+  public Lender lender() {
+    return lender;
+  }
+
+  /** The number {@link #lend} gave this frame's loan (meaningful while {@link #lender} is not null). */
+  public long loan() {
+    return loan;
+  }
+
   /** Returns lent memory to its lender (on release). */
   void giveBack() {
     if (lender != null) {

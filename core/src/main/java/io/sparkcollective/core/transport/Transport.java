@@ -40,6 +40,16 @@ public interface Transport extends AutoCloseable {
   /** A frame with room for {@code payloadBytes}; the caller owns it. */
   Frame acquire(int payloadBytes);
 
+  /**
+   * A frame with room for {@code payloadBytes} that the caller fills and {@link #send sends} to {@code peer} at
+   * once, or releases: nothing else may be sent, received or waited for in between, since the transport may
+   * lend the frame memory on the way to that peer (a place in its shared-memory ring) and hold that way for it
+   * until then. The caller owns it.
+   */
+  default Frame acquireFor(int peer, int payloadBytes) {
+    return acquire(payloadBytes);
+  }
+
   /** Gives a frame back; the caller must own it. */
   void release(Frame frame);
 

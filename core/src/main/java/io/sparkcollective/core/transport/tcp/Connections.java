@@ -169,6 +169,16 @@ final class Connections implements LinkListener {
     }
   }
 
+  /** The connection named {@code connectionKey} if it is up, else null (never dials). */
+  Link connected(String connectionKey) {
+    Promise<Link> p = outbound.get(connectionKey);
+    if (p == null || !p.isSuccess()) {
+      return null;
+    }
+    Link link = p.getNow();
+    return link.isActive() ? link : null;
+  }
+
   private Promise<Link> connectionPromise(String connectionKey, String key, InetSocketAddress remote) {
     if (pendingFailed) {
       throw new PeerLostException(-1, "endpoint " + addressKey.get() + " is closed: no connection to " + key);

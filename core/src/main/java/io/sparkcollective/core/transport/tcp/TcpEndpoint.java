@@ -15,6 +15,7 @@ import io.sparkcollective.core.config.Tuning;
 import io.sparkcollective.core.time.NanoClock;
 import io.sparkcollective.core.transport.FramePool;
 import io.sparkcollective.core.transport.tcp.direct.CallerDrivenIo;
+import io.sparkcollective.core.transport.tcp.link.Link;
 import io.sparkcollective.core.transport.tcp.pipeline.NettyPipelines;
 import io.sparkcollective.core.transport.tcp.protocol.ControlMessages;
 import io.sparkcollective.core.transport.tcp.protocol.DataHeader;
@@ -174,6 +175,14 @@ public final class TcpEndpoint implements AutoCloseable {
     return io == null ? 0 : io.ringWakeups();
   }
 
+  /**
+   * DATA messages sent to same-host peers whose payload the engine wrote straight into the peer's shared-memory
+   * ring (no copy through a pooled frame).
+   */
+  public long sharedMemoryClaims() {
+    return io == null ? 0 : io.claimedPayloads();
+  }
+
   /** Connections refused during the handshake (wrong secret or version). */
   public long refusedConnections() {
     return pipelines.refusedConnections();
@@ -313,6 +322,11 @@ public final class TcpEndpoint implements AutoCloseable {
   /** See {@link Connections#write(String, String, InetSocketAddress, ByteBuf)}. */
   void write(String connectionKey, String key, InetSocketAddress remote, ByteBuf msg) {
     connections.write(connectionKey, key, remote, msg);
+  }
+
+  /** See {@link Connections#connected}. */
+  Link connected(String connectionKey) {
+    return connections.connected(connectionKey);
   }
 
   /** See {@link Connections#writeWithoutWaiting}. */

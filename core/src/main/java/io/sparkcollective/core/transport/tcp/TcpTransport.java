@@ -12,6 +12,7 @@ import io.sparkcollective.core.transport.Inbox;
 import io.sparkcollective.core.transport.LinkReceipts;
 import io.sparkcollective.core.transport.Transport;
 import io.sparkcollective.core.transport.tcp.direct.CallerDrivenIo;
+import io.sparkcollective.core.transport.tcp.link.Link;
 import io.sparkcollective.core.transport.tcp.link.PeerText;
 import io.sparkcollective.core.transport.tcp.link.Receiver;
 import io.sparkcollective.core.transport.tcp.protocol.ControlMessages;
@@ -164,6 +165,27 @@ public final class TcpTransport implements Transport {
     return endpoint.pool().acquire(payloadBytes);
   }
 
+  /**
+   * With every DATA message going whole into the peer's shared-memory ring, a frame whose payload is the place
+   * in that ring where its message goes: the engine writes the segment there itself, and {@link #send} adds the
+   * header and publishes it, instead of copying the segment into a pooled frame and from there into the ring.
+   * Otherwise (no ring, ring full, checksums on, a rank of this process) a pooled frame.
+   */
+  @Override
+  public Frame acquireFor(int peer, int payloadBytes) {
+    if (!checksum && !sameEndpoint[peer]) {
+      Link link = endpoint.connected(connectionKeys[peer]);
+      if (link != null) {
+        Frame f = endpoint.pool().acquire(0);
+        if (link.claim(f, DataHeader.BYTES, payloadBytes)) {
+          return f;
+        }
+        endpoint.pool().release(f);
+      }
+    }
+    return acquire(payloadBytes);
+  }
+
   @Override
   public void release(Frame frame) {
     endpoint.pool().release(frame);
@@ -219,7 +241,9 @@ public final class TcpTransport implements Transport {
 
   @Override
   public void send(int peer, Frame frame) {
-    ByteBuf message;
+    ByteBuf message = null;
+    Link claimed = null;
+    int claimedBytes = 0;
     try {
       CollectiveException failed = inbox.failure();
       if (failed != null) {
@@ -237,15 +261,24 @@ public final class TcpTransport implements Transport {
         throw new IllegalStateException("a frame referring to memory of this process cannot go to " + describe(peer));
       }
       int n = frame.payload().size();
-      // The header goes into the frame's headroom, so header and payload leave as one buffer, without a
-      // copy and without allocating; the frame returns to the pool when Netty releases the message.
-      FrameMessage header = FrameMessage.of(frame, endpoint.pool());
-      message = header;
-      DataHeader.write(header, frame, rank, peer, groupId, checksum ? DataHeader.FLAG_CRC32C : 0,
-          checksum ? crc(frame.payload().view(n)) : 0, n);
+      if (frame.lender() instanceof Link) {
+        claimed = (Link) frame.lender();
+        claimedBytes = n;
+      } else {
+        // The header goes into the frame's headroom, so header and payload leave as one buffer, without a
+        // copy and without allocating; the frame returns to the pool when Netty releases the message.
+        FrameMessage header = FrameMessage.of(frame, endpoint.pool());
+        message = header;
+        DataHeader.write(header, frame, rank, peer, groupId, checksum ? DataHeader.FLAG_CRC32C : 0,
+            checksum ? crc(frame.payload().view(n)) : 0, n);
+      }
     } catch (RuntimeException e) {
       endpoint.pool().release(frame);
       throw e;
+    }
+    if (claimed != null) {
+      sendClaimed(peer, frame, claimed, claimedBytes);
+      return;
     }
     try {
       endpoint.write(connectionKeys[peer], peerKeys[peer], peerAddresses[peer], message);
@@ -254,6 +287,21 @@ public final class TcpTransport implements Transport {
           + " cannot send to " + describe(peer) + ": " + e.getMessage(), e);
       abort(lost);
       throw lost;
+    }
+  }
+
+  /** Sends a frame from {@link #acquireFor} whose payload lies where {@code link} reads its message from. */
+  private void sendClaimed(int peer, Frame frame, Link link, int n) {
+    try {
+      DataHeader.write(link.claimed(), frame, rank, peer, groupId, 0, 0, n);
+      link.publishClaimed();
+    } catch (CollectiveException e) {
+      PeerLostException lost = new PeerLostException(peer, "rank " + rank + " of group " + groupName
+          + " cannot send to " + describe(peer) + ": " + e.getMessage(), e);
+      abort(lost);
+      throw lost;
+    } finally {
+      endpoint.pool().release(frame);
     }
   }
 

@@ -27,6 +27,13 @@ public final class FaultInjectingTransport extends ForwardingTransport {
   }
 
   @Override
+  public Frame acquireFor(int peer, int payloadBytes) {
+    // A frame may be held back (DELAY) and sent later from another thread: never one on loan on the way to
+    // its peer.
+    return delegate.acquire(payloadBytes);
+  }
+
+  @Override
   public void send(int peer, Frame frame) {
     FaultPolicy.Action action = policy.onSend(delegate.rank(), peer, frame);
     switch (action) {

@@ -54,13 +54,16 @@ class TcpTransportTest {
 
   /**
    * Checksums on, small segments; {@code progress}: who moves the bytes (caller-driven, with payloads through
-   * shared memory between these same-host endpoints; caller-socket: caller-driven with every payload on the
-   * socket; eventLoop: Netty's threads).
+   * shared memory between these same-host endpoints; caller-unchecked: the same without checksums, so the
+   * engine writes segments straight into the peers' rings; caller-socket: caller-driven with every payload on
+   * the socket; eventLoop: Netty's threads).
    */
   private static CollectiveConfig checked(String progress) {
     boolean socketOnly = progress.equals("caller-socket");
-    return CollectiveConfig.from(Map.of(CollectiveConfig.CHECKSUM, "true", CollectiveConfig.SEGMENT_BYTES, "65536",
-        CollectiveConfig.JOIN_TIMEOUT_MS, "5000", CollectiveConfig.PROGRESS, socketOnly ? "caller" : progress,
+    boolean unchecked = progress.equals("caller-unchecked");
+    return CollectiveConfig.from(Map.of(CollectiveConfig.CHECKSUM, String.valueOf(!unchecked),
+        CollectiveConfig.SEGMENT_BYTES, "65536", CollectiveConfig.JOIN_TIMEOUT_MS, "5000",
+        CollectiveConfig.PROGRESS, socketOnly || unchecked ? "caller" : progress,
         CollectiveConfig.SHARED_MEMORY_BYTES, socketOnly ? "0" : "16777216"));
   }
 
@@ -249,9 +252,10 @@ class TcpTransportTest {
    * A ring far smaller than what is in flight: payloads that do not fit go over the socket between ones that
    * do, segments of odd sizes wrap around the ring's end, and every result still equals the sum.
    */
-  @Test
-  void shouldMixSharedMemoryAndSocketPayloadsWhenTheRingFills() throws Exception {
-    CollectiveConfig small = CollectiveConfig.from(Map.of(CollectiveConfig.CHECKSUM, "true",
+  @ParameterizedTest(name = "checksum={0}")
+  @ValueSource(booleans = {true, false})
+  void shouldMixSharedMemoryAndSocketPayloadsWhenTheRingFills(boolean checksum) throws Exception {
+    CollectiveConfig small = CollectiveConfig.from(Map.of(CollectiveConfig.CHECKSUM, String.valueOf(checksum),
         CollectiveConfig.SEGMENT_BYTES, "262144", CollectiveConfig.SHARED_MEMORY_BYTES, "1048576",
         CollectiveConfig.JOIN_TIMEOUT_MS, "5000"));
     int n = 3;
@@ -280,6 +284,12 @@ class TcpTransportTest {
         GroupHarness.closeAll(group);
       }
       org.junit.jupiter.api.Assertions.assertTrue(sharedPayloads(cluster, n) > 0);
+      long claims = 0;
+      for (int i = 0; i < n; i++) {
+        claims += cluster.endpoint(i).sharedMemoryClaims();
+      }
+      // Without checksums the engine writes segments straight into the rings while they have room.
+      assertEquals(!checksum, claims > 0, claims + " segments written straight into a ring");
       org.junit.jupiter.api.Assertions.assertTrue(mappedRings() > mappedBefore, "rings are mapped while in use");
     }
     // Closed connections unmap their rings at once (a lost peer's ring must not hold memory until a GC).
@@ -297,7 +307,7 @@ class TcpTransportTest {
    * each other and frames of one operation wait while another's are read. Every result equals the sum.
    */
   @ParameterizedTest(name = "progress={0}")
-  @ValueSource(strings = {"caller", "caller-socket", "eventLoop"})
+  @ValueSource(strings = {"caller", "caller-unchecked", "caller-socket", "eventLoop"})
   void shouldKeepConcurrentOperationsOfRanksSharingAnEndpointApart(String progress) throws Exception {
     try (TcpCluster cluster = new TcpCluster(2, checked(progress))) {
       List<Communicator> group = cluster.group("shared-endpoints", new int[] {0, 0, 1, 1});
@@ -319,6 +329,9 @@ class TcpTransportTest {
         for (float[] x : out) {
           assertEquals(10f, x[0]);
           assertEquals(10f, x[x.length - 1]);
+        }
+        if (progress.equals("caller-unchecked")) {
+          assertTrue(cluster.endpoint(0).sharedMemoryClaims() > 0, "no segment written straight into a ring");
         }
       } finally {
         GroupHarness.closeAll(group);

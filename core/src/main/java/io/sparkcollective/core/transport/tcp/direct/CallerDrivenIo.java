@@ -85,6 +85,7 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
   private volatile boolean closed;
   private final LongAdder sharedPayloads = new LongAdder();
   private final LongAdder ringWakeups = new LongAdder();
+  private final LongAdder claimedPayloads = new LongAdder();
   /** Connections whose DATA comes as records through the peer's ring (copy on write, under this object's lock). */
   private volatile DirectLink[] ringLinks = NO_LINKS;
   private int inboundLinks;
@@ -187,6 +188,16 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
   /** Wake-ups rung by senders into shared-memory rings so far. */
   public long ringWakeups() {
     return ringWakeups.sum();
+  }
+
+  /** A DATA message whose payload the engine wrote straight into a peer's ring was published. */
+  void countClaimed() {
+    claimedPayloads.increment();
+  }
+
+  /** DATA messages sent so far whose payload the engine wrote straight into a peer's ring. */
+  public long claimedPayloads() {
+    return claimedPayloads.sum();
   }
 
   void forget(DirectLink link) {

@@ -2,9 +2,12 @@ package io.sparkcollective.core.transport.tcp.direct;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import io.sparkcollective.core.api.PeerLostException;
 import io.sparkcollective.core.auth.MessageSealer;
 import io.sparkcollective.core.config.Tuning;
+import io.sparkcollective.core.kernel.WireBuffer;
+import io.sparkcollective.core.transport.Frame;
 import io.sparkcollective.core.transport.tcp.link.Link;
 import io.sparkcollective.core.transport.tcp.link.LinkKeys;
 import io.sparkcollective.core.transport.tcp.link.MessageTags;
@@ -24,6 +27,7 @@ import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,7 +51,7 @@ import org.slf4j.LoggerFactory;
  * <p>Lock order: the read lock may be held while writing (a frame's delivery can fail the group, which tells
  * the peers); the write lock is never held while taking the read lock.
  */
-final class DirectLink implements Link {
+final class DirectLink implements Link, Frame.Lender {
   private static final Logger LOG = LoggerFactory.getLogger(DirectLink.class);
   /** Reads per call before the driver moves on to other connections. */
   private static final int READS_PER_TURN = Tuning.READS_PER_TURN;
@@ -59,7 +63,7 @@ final class DirectLink implements Link {
   private final String remoteKey;
   private final boolean outbound;
   private final Object readLock = new Object();
-  private final Object writeLock = new Object();
+  private final ReentrantLock writeLock = new ReentrantLock();
   private final ArrayDeque<ByteBuf> pending = new ArrayDeque<>();
   private final DirectReader reader;
   /** Seals what this side sends, in the order it enters the socket (under the write lock). */
@@ -75,6 +79,15 @@ final class DirectLink implements Link {
   private final boolean records;
   /** DATA messages written to the socket (under the write lock). */
   private long socketData;
+  // A DATA message claimed in the send ring (see claim): the claiming thread holds the write lock until it
+  // publishes the message or releases its frame. The window and the buffer are the ring's memory, made once
+  // per ring; a frame keeps the window only until its release, right after the publish.
+  private boolean claimOpen;
+  private long claimLoan;
+  private int claimOffset;
+  private SharedMemoryRing claimRing;
+  private WireBuffer claimWindow;
+  private ByteBuf claimMemory;
 
   DirectLink(CallerDrivenIo io, SocketChannel socket, String remoteKey, boolean outbound, LinkKeys keys)
       throws IOException {
@@ -92,8 +105,11 @@ final class DirectLink implements Link {
   }
 
   void register(Selector selector) throws IOException {
-    synchronized (writeLock) {
+    writeLock.lock();
+    try {
       key = socket.register(selector, SelectionKey.OP_READ, this);
+    } finally {
+      writeLock.unlock();
     }
   }
 
@@ -114,13 +130,16 @@ final class DirectLink implements Link {
     }
     ByteBuf out = ControlMessages.sharedMemoryOffer(PooledByteBufAllocator.DEFAULT, ring.token(), capacity,
         ring.path().getFileName().toString());
-    synchronized (writeLock) {
+    writeLock.lock();
+    try {
       if (closed) {
         ring.close();
         out.release();
         return;
       }
       sendRing = ring;
+    } finally {
+      writeLock.unlock();
     }
     try {
       write(out);
@@ -135,12 +154,15 @@ final class DirectLink implements Link {
    */
   String ringDeclined(long token) {
     SharedMemoryRing ring;
-    synchronized (writeLock) {
+    writeLock.lock();
+    try {
       ring = sendRing;
       if (ring == null || ring.token() != token) {
         return "it declined a ring that was not offered";
       }
       sendRing = null;
+    } finally {
+      writeLock.unlock();
     }
     ring.close();
     LOG.info("{}: {} declined the shared-memory ring; payloads go over the socket", io.addressKey(), remoteKey);
@@ -181,15 +203,17 @@ final class DirectLink implements Link {
 
   @Override
   public void write(ByteBuf msg) {
-    IOException failed = null;
-    synchronized (writeLock) {
+    IOException failed;
+    writeLock.lock();
+    try {
       ByteBuf out = msg;
       if (closed) {
         out.release();
         throw new PeerLostException(-1, "the connection to endpoint " + remoteKey + " is closed");
       }
+      byte type;
       try {
-        byte type = out.getByte(out.readerIndex() + WireFormat.TYPE_OFFSET);
+        type = out.getByte(out.readerIndex() + WireFormat.TYPE_OFFSET);
         if (type == WireFormat.DATA && sendRing != null) {
           if (records) {
             ByteBuffer whole = out.internalNioBuffer(out.readerIndex(), out.readableBytes());
@@ -205,33 +229,130 @@ final class DirectLink implements Link {
             toRing(out);
           }
         }
-        if (type == WireFormat.DATA) {
-          socketData++;
-        }
-        if (MessageTags.sealed(type, outgoing)) {
-          MessageTags.seal(out, outgoing);
-        }
-        if (pending.isEmpty()) {
-          writeSome(out);
-          if (!out.isReadable()) {
-            out.release();
-            return;
-          }
-        }
-        pending.addLast(out);
-        if (!writeInterest) {
-          writeInterest = true;
-          key.interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
-          io.writeInterestChanged();
-        }
-        return;
-      } catch (IOException e) {
-        failed = e;
+      } catch (RuntimeException e) {
         out.release();
+        throw e;
       }
+      failed = toSocket(out, type);
+    } finally {
+      writeLock.unlock();
     }
+    if (failed != null) {
+      failWrite(failed);
+    }
+  }
+
+  /**
+   * Sends {@code out} (ownership passes here) of {@code type} through the socket, or queues it behind what waits
+   * (under the write lock). Returns the failure that closes the connection, or null.
+   */
+  private IOException toSocket(ByteBuf out, byte type) {
+    try {
+      if (type == WireFormat.DATA) {
+        socketData++;
+      }
+      if (MessageTags.sealed(type, outgoing)) {
+        MessageTags.seal(out, outgoing);
+      }
+      if (pending.isEmpty()) {
+        writeSome(out);
+        if (!out.isReadable()) {
+          out.release();
+          return null;
+        }
+      }
+      pending.addLast(out);
+      if (!writeInterest) {
+        writeInterest = true;
+        key.interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+        io.writeInterestChanged();
+      }
+      return null;
+    } catch (IOException e) {
+      out.release();
+      return e;
+    }
+  }
+
+  /** Closes the connection after a failed write (not under the write lock) and tells the writer. */
+  private void failWrite(IOException failed) {
     fail("write failed: " + failed);
     throw new PeerLostException(-1, "cannot write to endpoint " + remoteKey + ": " + failed);
+  }
+
+  @Override
+  public boolean claim(Frame frame, int headerBytes, int payloadBytes) {
+    if (!records || closed) {
+      return false;
+    }
+    writeLock.lock();
+    boolean claimed = false;
+    try {
+      if (closed || sendRing == null || claimOpen) {
+        return false;
+      }
+      int offset = sendRing.claimRecord(headerBytes + payloadBytes, socketData);
+      if (offset < 0) {
+        return false;
+      }
+      if (claimRing != sendRing) {
+        claimRing = sendRing;
+        claimWindow = new WireBuffer(sendRing.dataArea());
+        claimMemory = Unpooled.wrappedBuffer(sendRing.dataArea());
+      }
+      claimOffset = offset;
+      claimOpen = true;
+      claimWindow.start(offset + headerBytes);
+      claimWindow.size(0);
+      frame.lend(claimWindow, this, ++claimLoan);
+      claimed = true;
+      return true;
+    } finally {
+      if (!claimed) {
+        writeLock.unlock();
+      }
+    }
+  }
+
+  @Override
+  public ByteBuf claimed() {
+    checkClaim();
+    return claimMemory.setIndex(0, claimOffset);
+  }
+
+  @Override
+  public void publishClaimed() {
+    checkClaim();
+    IOException failed = null;
+    try {
+      claimOpen = false;
+      sendRing.publishClaim(claimMemory.writerIndex() - claimOffset);
+      io.countClaimed();
+      if (sendRing.wakeReceiver()) {
+        failed = toSocket(ControlMessages.sharedMemoryWake(PooledByteBufAllocator.DEFAULT), WireFormat.SHM_WAKE);
+      }
+    } finally {
+      writeLock.unlock();
+    }
+    if (failed != null) {
+      failWrite(failed);
+    }
+  }
+
+  private void checkClaim() {
+    if (!claimOpen || !writeLock.isHeldByCurrentThread()) {
+      throw new IllegalStateException("this thread holds no claim on " + this);
+    }
+  }
+
+  /** A claimed frame was released: a claim not yet published is dropped (the frame was not sent). */
+  @Override
+  public void giveBack(long loan, WireBuffer window) {
+    if (claimOpen && loan == claimLoan && writeLock.isHeldByCurrentThread()) {
+      claimOpen = false;
+      sendRing.dropClaim();
+      writeLock.unlock();
+    }
   }
 
   /** Moves the payload of a DATA message into the shared-memory ring if it fits there (under the write lock). */
@@ -266,7 +387,8 @@ final class DirectLink implements Link {
   /** Writes what is queued, as far as the socket takes it (called by the driver when it is writable). */
   void flush() {
     IOException failed = null;
-    synchronized (writeLock) {
+    writeLock.lock();
+    try {
       try {
         while (!pending.isEmpty()) {
           ByteBuf m = pending.peekFirst();
@@ -284,6 +406,8 @@ final class DirectLink implements Link {
       } catch (IOException | java.nio.channels.CancelledKeyException e) {
         failed = e instanceof IOException ? (IOException) e : new IOException(e.toString());
       }
+    } finally {
+      writeLock.unlock();
     }
     fail("write failed: " + failed);
   }
@@ -381,7 +505,8 @@ final class DirectLink implements Link {
 
   /** Closes the socket and frees queued and partly read messages; true for the call that did it. */
   private boolean shut() {
-    synchronized (writeLock) {
+    writeLock.lock();
+    try {
       if (closed) {
         return false;
       }
@@ -401,6 +526,8 @@ final class DirectLink implements Link {
         sendRing.close();
         sendRing = null;
       }
+    } finally {
+      writeLock.unlock();
     }
     io.forget(this);
     // A reader still in the socket fails on the closed channel and leaves; then the partial frame is ours.

@@ -1,6 +1,7 @@
 package io.sparkcollective.core.transport.tcp.link;
 
 import io.netty.buffer.ByteBuf;
+import io.sparkcollective.core.transport.Frame;
 
 /**
  * One authenticated connection to another endpoint, whoever moves its bytes (Netty's pipeline or the
@@ -10,6 +11,33 @@ import io.netty.buffer.ByteBuf;
 public interface Link {
   /** Queues {@code msg} for sending (ownership passes here; it is released once written or on failure). */
   void write(ByteBuf msg);
+
+  /**
+   * Lends {@code frame} room for the payload of a DATA message, up to {@code payloadBytes} bytes after a header
+   * of {@code headerBytes}, where the message is read from on the peer's side (its shared-memory ring), so the
+   * payload is written there directly; true if it did. The link's other writes then wait until the claiming
+   * thread {@link #publishClaimed publishes} the message or releases the frame (which drops the claim).
+   */
+  default boolean claim(Frame frame, int headerBytes, int payloadBytes) {
+    return false;
+  }
+
+  /**
+   * The claimed message's memory, its writer index where the message starts: the caller writes the header
+   * there, leaving the writer index at the message's end (the payload's, as the frame's size says).
+   */
+  default ByteBuf claimed() {
+    throw new IllegalStateException("no message is claimed on " + this);
+  }
+
+  /**
+   * Hands the peer the claimed message, as {@link #claimed} holds it; the frame is then released as usual.
+   *
+   * @throws io.sparkcollective.core.api.PeerLostException if the connection failed meanwhile
+   */
+  default void publishClaimed() {
+    throw new IllegalStateException("no message is claimed on " + this);
+  }
 
   boolean isActive();
 

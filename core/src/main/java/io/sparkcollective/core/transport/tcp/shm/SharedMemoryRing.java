@@ -69,6 +69,10 @@ public final class SharedMemoryRing implements Frame.Lender {
    */
   private long startedOverFrom = -1;
   private long startedOverTo = -1;
+  /** A record claimed and not yet published (see {@link #claimRecord}), else -1; and the two words before it. */
+  private long claimed = -1;
+  private long claimStartedOverFrom;
+  private long claimStartedOverTo;
   private boolean attached;
   private boolean deleted;
   // Both sides (under this object's lock): closed with its connection; unmapped once nothing reads it.
@@ -233,24 +237,69 @@ public final class SharedMemoryRing implements Frame.Lender {
    * the socket so far (then this one goes over the socket too, behind them). After true, {@link #wakeReceiver}.
    */
   public boolean putRecord(ByteBuffer src, int index, int n, long socketData) {
+    int offset = claimRecord(n, socketData);
+    if (offset < 0) {
+      return false;
+    }
+    data.put(offset, src, index, n);
+    publishClaim(n);
+    return true;
+  }
+
+  /**
+   * Reserves room for a record of {@code n} bytes (a whole message, as {@link #putRecord} takes it) for the
+   * caller to write in place: returns its offset in {@link #dataArea}, or -1 when {@link #putRecord} would
+   * refuse it. Then {@link #publishClaim} or {@link #dropClaim}, before anything else goes into this ring.
+   */
+  public int claimRecord(int n, long socketData) {
     if (n > capacity || n <= RingLayout.RECORD_LENGTH_BYTES || !attached()
         || (long) LONGS.getAcquire(map, SOCKET_DATA_AT) != socketData) {
-      return false;
+      return -1;
     }
+    long from = startedOverFrom;
+    long to = startedOverTo;
     long pos = reserve(n);
     if (pos < 0) {
-      return false;
+      return -1;
     }
+    claimed = pos;
+    claimStartedOverFrom = from;
+    claimStartedOverTo = to;
+    return (int) (pos % capacity);
+  }
+
+  /**
+   * Publishes the claimed record, whose {@code n} bytes (at most what was claimed; the first four its length
+   * field, {@code n - 4}) the caller has written. After it, {@link #wakeReceiver}.
+   */
+  public void publishClaim(int n) {
+    long pos = claimed;
+    if (pos < 0) {
+      throw new IllegalStateException("no record is claimed");
+    }
+    claimed = -1;
     long at = RingLayout.align(head);
     if (pos == startedOverTo) {
       LONGS.setRelease(map, STARTED_OVER_AT, head);
     } else if (at != pos) {
       records.putInt((int) (at % capacity), RingLayout.WRAP_MARK);
     }
-    data.put((int) (pos % capacity), src, index, n);
     head = pos + n;
     LONGS.setVolatile(map, PUBLISHED_AT, head);
-    return true;
+  }
+
+  /** Gives up the claimed record: the ring is as if it had not been claimed. */
+  public void dropClaim() {
+    if (claimed >= 0) {
+      claimed = -1;
+      startedOverFrom = claimStartedOverFrom;
+      startedOverTo = claimStartedOverTo;
+    }
+  }
+
+  /** The data area, little-endian, from its first byte (offsets as {@link #claimRecord} returns them). */
+  public ByteBuffer dataArea() {
+    return records.duplicate().clear().order(ByteOrder.LITTLE_ENDIAN);
   }
 
   /**

@@ -338,6 +338,55 @@ class SharedMemoryRingTest {
     assertEquals(0, pool.outstanding());
   }
 
+  /**
+   * A record claimed and written in place is published with the length written, which may be less than claimed;
+   * a dropped claim publishes nothing and leaves the ring as it was; a claim is refused as a record would be.
+   */
+  @Test
+  void shouldPublishARecordWrittenInPlaceAndForgetADroppedClaim() throws IOException {
+    SharedMemoryRing sender = SharedMemoryRing.create(dir, CAPACITY);
+    SharedMemoryRing receiver = attach(sender, CAPACITY, 0);
+    ByteBuffer area = sender.dataArea();
+    assertEquals(-1, sender.claimRecord(64, 1), "the receiver has not read the socket's DATA yet");
+    assertEquals(-1, sender.claimRecord(CAPACITY + 8, 0), "longer than the ring");
+    int at = sender.claimRecord(1000, 0);
+    assertEquals(0, at);
+    area.putInt(at, 596);
+    for (int i = 4; i < 600; i++) {
+      area.put(at + i, (byte) i);
+    }
+    assertFalse(receiver.hasRecords(), "nothing is published before publishClaim");
+    sender.publishClaim(600);
+    List<String> seen = new ArrayList<>();
+    assertNull(receiver.pollRecords((from, ring, offset, whole, pos) -> {
+      for (int i = 4; i < whole; i++) {
+        assertEquals((byte) i, ring.get(offset + i), "byte " + i);
+      }
+      seen.add(pos + ":" + whole);
+      from.takeRecord(pos, whole, 8, null);
+      return null;
+    }));
+    assertEquals(List.of("0:600"), seen);
+
+    int dropped = sender.claimRecord(2000, 0);
+    assertEquals(0, dropped, "emptied: at the beginning again (the next wrap)");
+    area.putInt(dropped, 1996);
+    sender.dropClaim();
+    assertFalse(receiver.hasRecords(), "a dropped claim publishes nothing");
+    assertThrows(IllegalStateException.class, () -> sender.publishClaim(64));
+    ByteBuffer msg = ByteBuffer.allocateDirect(64).order(ByteOrder.LITTLE_ENDIAN).putInt(0, 60);
+    msg.put(63, (byte) 77);
+    assertTrue(sender.putRecord(msg, 0, 64, 0));
+    seen.clear();
+    assertNull(receiver.pollRecords((from, ring, offset, whole, pos) -> {
+      assertEquals((byte) 77, ring.get(offset + 63));
+      seen.add(pos + ":" + whole);
+      from.takeRecord(pos, whole, 8, null);
+      return null;
+    }));
+    assertEquals(List.of(CAPACITY + ":64"), seen, "the record after the dropped claim, where the claim was");
+  }
+
   /** DATA that went over the socket keeps later records out until the receiver has read it: order is kept. */
   @Test
   void shouldHoldRecordsBackUntilTheSocketsDataIsRead() throws IOException {
