@@ -56,6 +56,8 @@ public final class TcpTransport implements Transport {
   private final String[] connectionKeys;
   /** Peers whose rank is registered on this same endpoint (frames to them never touch a socket). */
   private final boolean[] sameEndpoint;
+  /** The connection to each peer as {@link #acquireFor} last found it (the sending thread's; a cache). */
+  private final Link[] claimLinks;
   /** Where links deliver this rank's DATA payloads. */
   private final Receiver receiver = new Receiver() {
     @Override
@@ -97,6 +99,7 @@ public final class TcpTransport implements Transport {
     this.checksum = endpoint.config().checksum();
     this.connectionKeys = new String[size];
     this.sameEndpoint = new boolean[size];
+    this.claimLinks = new Link[size];
     int channel = rank % endpoint.config().channels();
     for (int p = 0; p < size; p++) {
       connectionKeys[p] = TcpEndpoint.channelKey(peerKeys[p], channel);
@@ -174,8 +177,12 @@ public final class TcpTransport implements Transport {
   @Override
   public Frame acquireFor(int peer, int payloadBytes) {
     if (!checksum && !sameEndpoint[peer]) {
-      Link link = endpoint.connected(connectionKeys[peer]);
-      if (link != null) {
+      Link link = claimLinks[peer];
+      if (link == null || !link.isActive()) {
+        link = endpoint.connected(connectionKeys[peer]);
+        claimLinks[peer] = link;
+      }
+      if (link != null && link.claims()) {
         Frame f = endpoint.pool().acquire(0);
         if (link.claim(f, DataHeader.BYTES, payloadBytes)) {
           return f;

@@ -281,6 +281,11 @@ final class DirectLink implements Link, Frame.Lender {
   }
 
   @Override
+  public boolean claims() {
+    return records && !closed && sendRing != null;
+  }
+
+  @Override
   public boolean claim(Frame frame, int headerBytes, int payloadBytes) {
     if (!records || closed) {
       return false;

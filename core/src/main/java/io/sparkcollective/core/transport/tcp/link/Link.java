@@ -22,6 +22,11 @@ public interface Link {
     return false;
   }
 
+  /** Whether {@link #claim} may lend room now (a hint, read without the link's locks). */
+  default boolean claims() {
+    return false;
+  }
+
   /**
    * The claimed message's memory, its writer index where the message starts: the caller writes the header
    * there, leaving the writer index at the message's end (the payload's, as the frame's size says).
