@@ -184,10 +184,17 @@ public final class TcpTransport implements Transport {
       }
       if (link != null && link.claims()) {
         Frame f = endpoint.pool().acquire(0);
-        if (link.claim(f, DataHeader.BYTES, payloadBytes)) {
+        boolean claimed = false;
+        try {
+          claimed = link.claim(f, DataHeader.BYTES, payloadBytes);
+        } finally {
+          if (!claimed) {
+            endpoint.pool().release(f);
+          }
+        }
+        if (claimed) {
           return f;
         }
-        endpoint.pool().release(f);
       }
     }
     return acquire(payloadBytes);

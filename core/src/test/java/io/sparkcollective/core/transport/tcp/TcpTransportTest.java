@@ -443,6 +443,62 @@ class TcpTransportTest {
     }
   }
 
+  /**
+   * A frame on its way to a same-host peer is lent its place in the peer's ring: the segment written there
+   * arrives as sent; a claim released without sending publishes nothing and leaves the connection as it was;
+   * anything else written to that connection by the claiming thread while its claim is open is refused.
+   */
+  @Test
+  void shouldLendAFrameItsPlaceInThePeersRingAndForgetAReleasedClaim() throws Exception {
+    CollectiveConfig unchecked = checked("caller-unchecked");
+    try (TcpCluster cluster = new TcpCluster(2, unchecked)) {
+      TcpTransport[] t = new TcpTransport[2];
+      GroupHarness.runRanks(2, LIMIT, r -> t[r] = cluster.endpoint(r).join("claims", r, cluster.addresses()))
+          .forEach(o -> assertEquals(null, o.error));
+      // The ring is offered once the connection is up: the join made it.
+      Frame claimed = null;
+      long deadline = System.nanoTime() + 5_000_000_000L;
+      while (System.nanoTime() < deadline) {
+        Frame f = t[0].acquireFor(1, 64);
+        if (f.lender() != null) {
+          claimed = f;
+          break;
+        }
+        t[0].release(f);
+        Thread.sleep(10);
+      }
+      org.junit.jupiter.api.Assertions.assertNotNull(claimed, "no frame was lent a place in the peer's ring");
+      assertThrows(IllegalStateException.class, () -> t[0].acquireFor(1, 64), "a second claim while one is open");
+      Frame other = t[0].acquire(16);
+      other.payload().size(16);
+      other.header(1, 0, 0, 0, 0, DType.F32.wireCode(), ReduceOp.SUM.wireCode(), -1, 0, 4, 0);
+      assertThrows(IllegalStateException.class, () -> t[0].send(1, other), "a message overtaking the claim");
+      t[0].release(claimed);
+      // Released unsent: nothing was published, and the next segments (claimed again) arrive intact.
+      for (int k = 0; k < 3; k++) {
+        Frame f = t[0].acquireFor(1, 8);
+        f.payload().bytes().putFloat(f.payload().start(), 1.5f + k).putFloat(f.payload().start() + 4, -2f * k);
+        f.payload().size(8);
+        f.header(1, 0, k, 0, 0, DType.F32.wireCode(), ReduceOp.SUM.wireCode(), -1, 0, 2, 0);
+        t[0].send(1, f);
+        Frame got = t[1].receive(0, 0, k, t[1].nanoTime() + 5_000_000_000L);
+        org.junit.jupiter.api.Assertions.assertNotNull(got, "segment " + k);
+        try {
+          assertEquals(8, got.payload().size());
+          java.nio.ByteBuffer b = got.payload().view(8).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+          assertEquals(1.5f + k, b.getFloat(b.position()), "segment " + k);
+          assertEquals(-2f * k, b.getFloat(b.position() + 4), "segment " + k);
+        } finally {
+          t[1].release(got);
+        }
+      }
+      assertTrue(cluster.endpoint(0).sharedMemoryClaims() >= 3, "the segments were written into the ring");
+      t[0].close();
+      t[1].close();
+      assertEquals(0, cluster.endpoint(0).outstandingFrames());
+    }
+  }
+
   @Test
   void shouldDropFramesOfAGroupThatIsNoLongerRegistered() throws Exception {
     try (TcpCluster cluster = new TcpCluster(2, CHECKED)) {

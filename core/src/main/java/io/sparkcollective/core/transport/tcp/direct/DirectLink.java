@@ -211,6 +211,11 @@ final class DirectLink implements Link, Frame.Lender {
         out.release();
         throw new PeerLostException(-1, "the connection to endpoint " + remoteKey + " is closed");
       }
+      if (claimOpen) {
+        // Only the claiming thread gets here meanwhile: it would overtake, or overwrite, its own claim.
+        out.release();
+        throw new IllegalStateException("a message written to " + this + " while this thread's claim is open");
+      }
       byte type;
       try {
         type = out.getByte(out.readerIndex() + WireFormat.TYPE_OFFSET);
@@ -293,7 +298,10 @@ final class DirectLink implements Link, Frame.Lender {
     writeLock.lock();
     boolean claimed = false;
     try {
-      if (closed || sendRing == null || claimOpen) {
+      if (claimOpen) {
+        throw new IllegalStateException("a second claim on " + this + " while this thread's first is open");
+      }
+      if (closed || sendRing == null) {
         return false;
       }
       int offset = sendRing.claimRecord(headerBytes + payloadBytes, socketData);
