@@ -705,6 +705,11 @@ public abstract class Elements {
       }
     }
 
+    /** Whether {@code [off, off+n)} covers tile {@code t} whole. */
+    private boolean covers(int off, int n, int t) {
+      return off <= tiles.start(t) && off + n >= tiles.end(t);
+    }
+
     @Override
     public void beginWire() {
       tiles.track(scratch.clearedWords(tiles.words()));
@@ -769,7 +774,20 @@ public abstract class Elements {
 
     @Override
     public void write(int off, int n, WireBuffer w) {
-      firstMove(off, n);
+      if (tiles.tracking() && n > 0) {
+        // A tile that has not moved and that this write covers whole is rounded by the narrowing itself: marked
+        // dirty, it gets the narrowed values back below (one pass over it instead of a rounding pass first).
+        for (int k = tiles.first(off); k <= tiles.last(off, n); k++) {
+          if (!tiles.rounded(k)) {
+            if (covers(off, n, k)) {
+              tiles.setDirty(tiles.start(k), tiles.end(k) - tiles.start(k), true);
+            } else {
+              roundTile(k);
+            }
+            tiles.setRounded(k);
+          }
+        }
+      }
       // Narrowed in a heap array, then moved to the frame in bulk (element-wise puts into a direct buffer are slow).
       short[] t = scratch.segmentShorts(n);
       if (f16) {
@@ -800,6 +818,25 @@ public abstract class Elements {
 
     @Override
     public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
+      if (!f16 && (op == ReduceOp.SUM || op == ReduceOp.AVG) && tiles.tracking() && n > 0) {
+        // A tile that has not moved and that this sum covers whole has its inputs rounded in the same pass.
+        short[] in = wireValues(w, n);
+        for (int k = tiles.first(off); k <= tiles.last(off, n); k++) {
+          int from = Math.max(off, tiles.start(k));
+          int m = Math.min(off + n, tiles.end(k)) - from;
+          if (!tiles.rounded(k) && covers(off, n, k)) {
+            HalfFloats.addBf16Rounding(in, from - off, array, base + from, m);
+          } else {
+            if (!tiles.rounded(k)) {
+              roundTile(k);
+            }
+            HalfFloats.addBf16At(in, from - off, array, base + from, m);
+          }
+          tiles.setRounded(k);
+        }
+        tiles.setDirty(off, n, true);
+        return;
+      }
       firstMove(off, n);
       tiles.setDirty(off, n, true);
       if (op == ReduceOp.SUM || op == ReduceOp.AVG) {

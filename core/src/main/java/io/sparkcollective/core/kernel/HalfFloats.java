@@ -174,8 +174,24 @@ public final class HalfFloats {
 
   /** {@code a[from + i] += bf16ToFloat(in[i])} for i in [0, n): the received values summed in, in one pass. */
   static void addBf16(short[] in, float[] a, int from, int n) {
-    for (int i = VECTORS ? HalfVectors.addBf16(in, a, from, n) : 0; i < n; i++) {
-      a[from + i] += Float.intBitsToFloat(in[i] << 16);
+    addBf16At(in, 0, a, from, n);
+  }
+
+  /** {@code a[from + i] += bf16ToFloat(in[at + i])} for i in [0, n). */
+  static void addBf16At(short[] in, int at, float[] a, int from, int n) {
+    for (int i = VECTORS ? HalfVectors.addBf16(in, at, a, from, n) : 0; i < n; i++) {
+      a[from + i] += Float.intBitsToFloat(in[at + i] << 16);
+    }
+  }
+
+  /**
+   * {@code a[from + i] = bf16ToFloat(floatToBf16(a[from + i])) + bf16ToFloat(in[at + i])} for i in [0, n): the
+   * rank's own values rounded to bfloat16 and the received ones summed in, in one pass (the same bits as
+   * {@link #roundToBf16} and then {@link #addBf16At}).
+   */
+  static void addBf16Rounding(short[] in, int at, float[] a, int from, int n) {
+    for (int i = VECTORS ? HalfVectors.addBf16Rounding(in, at, a, from, n) : 0; i < n; i++) {
+      a[from + i] = Float.intBitsToFloat(floatToBf16(a[from + i]) << 16) + Float.intBitsToFloat(in[at + i] << 16);
     }
   }
 

@@ -68,12 +68,26 @@ final class HalfVectors {
     return i;
   }
 
-  static int addBf16(short[] in, float[] a, int from, int n) {
+  static int addBf16(short[] in, int at, float[] a, int from, int n) {
     int i = 0;
     for (; i <= n - LANES; i += LANES) {
-      IntVector h = (IntVector) ShortVector.fromArray(S, in, i).convertShape(VectorOperators.S2I, I, 0);
+      IntVector h = (IntVector) ShortVector.fromArray(S, in, at + i).convertShape(VectorOperators.S2I, I, 0);
       FloatVector x = h.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
       FloatVector.fromArray(F, a, from + i).add(x).intoArray(a, from + i);
+    }
+    return i;
+  }
+
+  static int addBf16Rounding(short[] in, int at, float[] a, int from, int n) {
+    int i = 0;
+    for (; i <= n - LANES; i += LANES) {
+      IntVector bits = FloatVector.fromArray(F, a, from + i).reinterpretAsInts();
+      IntVector high = bits.lanewise(VectorOperators.LSHR, 16);
+      IntVector half = bits.add(high.and(1)).add(0x7FFF).lanewise(VectorOperators.LSHR, 16)
+          .blend(high.or(0x40), bits.and(0x7FFFFFFF).compare(VectorOperators.GT, 0x7F800000));
+      FloatVector own = half.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
+      IntVector h = (IntVector) ShortVector.fromArray(S, in, at + i).convertShape(VectorOperators.S2I, I, 0);
+      own.add(h.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats()).intoArray(a, from + i);
     }
     return i;
   }

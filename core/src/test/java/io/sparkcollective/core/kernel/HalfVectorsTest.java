@@ -119,4 +119,38 @@ class HalfVectorsTest {
       assertSameBits(a[i], roundedF16[i], "before the range");
     }
   }
+
+  /**
+   * The fused sum (the rank's own values rounded to bfloat16 and a received bfloat16 added, one pass) gives the
+   * bits of the scalar steps one after the other, for edge cases, NaNs and a million random patterns, received
+   * values read from an offset (two NaNs: a NaN).
+   */
+  @Test
+  void shouldRoundAndSumInOnePassAsTheScalarStepsDo() {
+    float[] a = edgeAndRandomFloats();
+    int n = a.length - FROM;
+    SplittableRandom rnd = new SplittableRandom(17);
+    short[] in = new short[AT + n];
+    for (int i = 0; i < AT + n; i++) {
+      in[i] = (short) rnd.nextInt();
+    }
+    float[] fused = a.clone();
+    HalfFloats.addBf16Rounding(in, AT, fused, FROM, n);
+    for (int i = 0; i < n; i++) {
+      float x = a[FROM + i];
+      float own = HalfFloats.bf16ToFloat(HalfFloats.floatToBf16(x));
+      float received = HalfFloats.bf16ToFloat(in[AT + i]);
+      if (Float.isNaN(own) && Float.isNaN(received)) {
+        // Which of two NaNs an addition keeps depends on the operands' order, which the JIT may swap.
+        assertTrue(Float.isNaN(fused[FROM + i]), "element " + i + ": NaN + NaN");
+        continue;
+      }
+      String what = "element " + i + " (0x" + Integer.toHexString(Float.floatToRawIntBits(x)) + " + bfloat16 0x"
+          + Integer.toHexString(in[AT + i] & 0xFFFF) + ")";
+      assertSameBits(own + received, fused[FROM + i], what);
+    }
+    for (int i = 0; i < FROM; i++) {
+      assertSameBits(a[i], fused[i], "before the range");
+    }
+  }
 }
