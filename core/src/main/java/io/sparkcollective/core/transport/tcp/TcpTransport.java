@@ -259,6 +259,9 @@ public final class TcpTransport implements Transport {
     Link claimed = null;
     int claimedBytes = 0;
     try {
+      if (frame.lender() instanceof Link && frame.lender() != claimLinks[peer]) {
+        throw new IllegalStateException("a frame lent its place on the way to another peer, sent to " + describe(peer));
+      }
       CollectiveException failed = inbox.failure();
       if (failed != null) {
         throw failed;

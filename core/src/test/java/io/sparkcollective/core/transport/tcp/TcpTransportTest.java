@@ -469,6 +469,11 @@ class TcpTransportTest {
       }
       org.junit.jupiter.api.Assertions.assertNotNull(claimed, "no frame was lent a place in the peer's ring");
       assertThrows(IllegalStateException.class, () -> t[0].acquireFor(1, 64), "a second claim while one is open");
+      Frame lent = claimed;
+      assertThrows(IllegalStateException.class, () -> t[0].send(0, lent), "sent to another peer than it was lent for");
+      // Refused, the frame went back to the pool and its claim was dropped: claim again.
+      claimed = t[0].acquireFor(1, 64);
+      org.junit.jupiter.api.Assertions.assertNotNull(claimed.lender(), "claimed again");
       Frame other = t[0].acquire(16);
       other.payload().size(16);
       other.header(1, 0, 0, 0, 0, DType.F32.wireCode(), ReduceOp.SUM.wireCode(), -1, 0, 4, 0);
