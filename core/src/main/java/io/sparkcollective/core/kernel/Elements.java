@@ -473,46 +473,54 @@ public abstract class Elements {
     return view.slice().order(order);
   }
 
-  // Relative bulk transfers from the payload's start in the wire buffer's cached views: on JDK 17 these take
+  // Relative bulk transfers from the payload's start in the wire buffer's cached typed views: on JDK 17 these take
   // the memory-copy path for direct native-order buffers, where the absolute-index forms copy element by
   // element.
 
-  private static void get(WireBuffer w, FloatBuffer v, float[] dst, int off, int n) {
+  private static void get(WireBuffer w, float[] dst, int off, int n) {
+    FloatBuffer v = w.floats();
     v.clear().position(w.start() / 4);
     v.get(dst, off, n);
   }
 
-  private static void put(WireBuffer w, FloatBuffer v, float[] src, int off, int n) {
-    v.clear().position(w.start() / 4);
-    v.put(src, off, n);
-  }
-
-  private static void get(WireBuffer w, DoubleBuffer v, double[] dst, int off, int n) {
-    v.clear().position(w.start() / 8);
-    v.get(dst, off, n);
-  }
-
-  private static void put(WireBuffer w, DoubleBuffer v, double[] src, int off, int n) {
-    v.clear().position(w.start() / 8);
-    v.put(src, off, n);
-  }
-
-  private static void get(WireBuffer w, IntBuffer v, int[] dst, int off, int n) {
-    v.clear().position(w.start() / 4);
-    v.get(dst, off, n);
-  }
-
-  private static void put(WireBuffer w, IntBuffer v, int[] src, int off, int n) {
+  private static void put(WireBuffer w, float[] src, int off, int n) {
+    FloatBuffer v = w.floats();
     v.clear().position(w.start() / 4);
     v.put(src, off, n);
   }
 
-  private static void get(WireBuffer w, LongBuffer v, long[] dst, int off, int n) {
+  private static void get(WireBuffer w, double[] dst, int off, int n) {
+    DoubleBuffer v = w.doubles();
     v.clear().position(w.start() / 8);
     v.get(dst, off, n);
   }
 
-  private static void put(WireBuffer w, LongBuffer v, long[] src, int off, int n) {
+  private static void put(WireBuffer w, double[] src, int off, int n) {
+    DoubleBuffer v = w.doubles();
+    v.clear().position(w.start() / 8);
+    v.put(src, off, n);
+  }
+
+  private static void get(WireBuffer w, int[] dst, int off, int n) {
+    IntBuffer v = w.ints();
+    v.clear().position(w.start() / 4);
+    v.get(dst, off, n);
+  }
+
+  private static void put(WireBuffer w, int[] src, int off, int n) {
+    IntBuffer v = w.ints();
+    v.clear().position(w.start() / 4);
+    v.put(src, off, n);
+  }
+
+  private static void get(WireBuffer w, long[] dst, int off, int n) {
+    LongBuffer v = w.longs();
+    v.clear().position(w.start() / 8);
+    v.get(dst, off, n);
+  }
+
+  private static void put(WireBuffer w, long[] src, int off, int n) {
+    LongBuffer v = w.longs();
     v.clear().position(w.start() / 8);
     v.put(src, off, n);
   }
@@ -547,7 +555,7 @@ public abstract class Elements {
 
     @Override
     void getWire(WireBuffer w, Object dst, int off, int n) {
-      get(w, w.floats(), (float[]) dst, off, n);
+      get(w, (float[]) dst, off, n);
     }
 
     @Override
@@ -572,7 +580,7 @@ public abstract class Elements {
 
     @Override
     public void write(int off, int n, WireBuffer w) {
-      put(w, w.floats(), array, base + off, n);
+      put(w, array, base + off, n);
       w.size(n * Float.BYTES);
     }
 
@@ -698,16 +706,27 @@ public abstract class Elements {
         return;
       }
       for (int t = tiles.first(off); t <= tiles.last(off, n); t++) {
-        if (!tiles.rounded(t)) {
+        if (roundsInPass(t, off, n)) {
           roundTile(t);
-          tiles.setRounded(t);
         }
       }
     }
 
-    /** Whether {@code [off, off+n)} covers tile {@code t} whole. */
-    private boolean covers(int off, int n, int t) {
-      return off <= tiles.start(t) && off + n >= tiles.end(t);
+    /**
+     * Records a move of {@code [off, off+n)} through tile {@code t}. True when it is the tile's first move and
+     * covers it whole: the caller then rounds the tile's inputs in its own pass. A tile moved for the first time
+     * in part is rounded here first.
+     */
+    private boolean roundsInPass(int t, int off, int n) {
+      if (tiles.rounded(t)) {
+        return false;
+      }
+      tiles.setRounded(t);
+      if (off <= tiles.start(t) && off + n >= tiles.end(t)) {
+        return true;
+      }
+      roundTile(t);
+      return false;
     }
 
     @Override
@@ -778,13 +797,8 @@ public abstract class Elements {
         // A tile that has not moved and that this write covers whole is rounded by the narrowing itself: marked
         // dirty, it gets the narrowed values back below (one pass over it instead of a rounding pass first).
         for (int k = tiles.first(off); k <= tiles.last(off, n); k++) {
-          if (!tiles.rounded(k)) {
-            if (covers(off, n, k)) {
-              tiles.setDirty(tiles.start(k), tiles.end(k) - tiles.start(k), true);
-            } else {
-              roundTile(k);
-            }
-            tiles.setRounded(k);
+          if (roundsInPass(k, off, n)) {
+            tiles.setDirty(tiles.start(k), tiles.end(k) - tiles.start(k), true);
           }
         }
       }
@@ -824,15 +838,11 @@ public abstract class Elements {
         for (int k = tiles.first(off); k <= tiles.last(off, n); k++) {
           int from = Math.max(off, tiles.start(k));
           int m = Math.min(off + n, tiles.end(k)) - from;
-          if (!tiles.rounded(k) && covers(off, n, k)) {
+          if (roundsInPass(k, off, n)) {
             HalfFloats.addBf16Rounding(in, from - off, array, base + from, m);
           } else {
-            if (!tiles.rounded(k)) {
-              roundTile(k);
-            }
             HalfFloats.addBf16At(in, from - off, array, base + from, m);
           }
-          tiles.setRounded(k);
         }
         tiles.setDirty(off, n, true);
         return;
@@ -900,7 +910,7 @@ public abstract class Elements {
 
     @Override
     void getWire(WireBuffer w, Object dst, int off, int n) {
-      get(w, w.doubles(), (double[]) dst, off, n);
+      get(w, (double[]) dst, off, n);
     }
 
     @Override
@@ -925,7 +935,7 @@ public abstract class Elements {
 
     @Override
     public void write(int off, int n, WireBuffer w) {
-      put(w, w.doubles(), array, base + off, n);
+      put(w, array, base + off, n);
       w.size(n * Double.BYTES);
     }
 
@@ -965,7 +975,7 @@ public abstract class Elements {
 
     @Override
     void getWire(WireBuffer w, Object dst, int off, int n) {
-      get(w, w.ints(), (int[]) dst, off, n);
+      get(w, (int[]) dst, off, n);
     }
 
     @Override
@@ -990,7 +1000,7 @@ public abstract class Elements {
 
     @Override
     public void write(int off, int n, WireBuffer w) {
-      put(w, w.ints(), array, base + off, n);
+      put(w, array, base + off, n);
       w.size(n * Integer.BYTES);
     }
 
@@ -1030,7 +1040,7 @@ public abstract class Elements {
 
     @Override
     void getWire(WireBuffer w, Object dst, int off, int n) {
-      get(w, w.longs(), (long[]) dst, off, n);
+      get(w, (long[]) dst, off, n);
     }
 
     @Override
@@ -1055,7 +1065,7 @@ public abstract class Elements {
 
     @Override
     public void write(int off, int n, WireBuffer w) {
-      put(w, w.longs(), array, base + off, n);
+      put(w, array, base + off, n);
       w.size(n * Long.BYTES);
     }
 

@@ -74,11 +74,6 @@ public final class Frame {
     return lender;
   }
 
-  /** The number {@link #lend} gave this frame's loan (meaningful while {@link #lender} is not null). */
-  public long loan() {
-    return loan;
-  }
-
   /** Returns lent memory to its lender (on release). */
   void giveBack() {
     if (lender != null) {
