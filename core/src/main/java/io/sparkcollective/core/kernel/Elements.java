@@ -659,11 +659,9 @@ public abstract class Elements {
   }
 
   /**
-   * Where a bfloat16-wire vector's rounding stands, in tiles of 2^12 elements, two bits each: "rounded" (clear
-   * while the tile's values still await a rounding that is theirs already: its inputs before their first move,
-   * or values sent as they stood, whose rounding is what the peer received) and "dirty" (a reduction left F32
-   * sums in it that no later move rounded). The bits live in words the operation's scratch lends; one thread
-   * moves an operation's elements.
+   * Where a bfloat16-wire vector's rounding stands, in tiles of 2^12 elements, two bits each: "rounded" (its
+   * inputs were rounded, at its first move) and "dirty" (a reduction left F32 sums in it that no later move
+   * rounded). The bits live in words the operation's scratch lends; one thread moves an operation's elements.
    */
   static final class WireTiles {
     private static final int SHIFT = 12;
@@ -719,30 +717,6 @@ public abstract class Elements {
       marks[(2 * t) >>> 6] |= 1L << (2 * t);
     }
 
-    /** Tile {@code t}'s values were sent as they stand: rounded where they are next used, not now. */
-    void setPending(int t) {
-      marks[(2 * t) >>> 6] &= ~(1L << (2 * t));
-      marks[(2 * t + 1) >>> 6] &= ~(1L << (2 * t + 1));
-    }
-
-    /** Whether {@code [off, off+n)} covers tile {@code t} whole. */
-    boolean covers(int off, int n, int t) {
-      return off <= start(t) && off + n >= end(t);
-    }
-
-    /** The tiles {@code [off, off+n)} covers whole now hold wire values: rounded, clean. */
-    void settle(int off, int n) {
-      if (marks == null || n == 0) {
-        return;
-      }
-      for (int t = first(off); t <= last(off, n); t++) {
-        if (covers(off, n, t)) {
-          setRounded(t);
-          marks[(2 * t + 1) >>> 6] &= ~(1L << (2 * t + 1));
-        }
-      }
-    }
-
     boolean dirty(int t) {
       return bit(2 * t + 1);
     }
@@ -756,7 +730,7 @@ public abstract class Elements {
         int b = 2 * t + 1;
         if (on) {
           marks[b >>> 6] |= 1L << b;
-        } else if (covers(off, n, t)) {
+        } else if (off <= start(t) && off + n >= end(t)) {
           marks[b >>> 6] &= ~(1L << b);
         }
       }
@@ -774,14 +748,8 @@ public abstract class Elements {
    *
    * <p>{@link #beginWire} defers the rounding of the whole vector to each tile's first move, so it overlaps
    * the traffic instead of preceding it; {@link #endWire} rounds only the tiles a reduction left dirty and
-   * those that never moved. What a rank sends is what its own copy must equal: a write that covers a tile whole
-   * leaves the tile's values as they are and their rounding pending (a later sum rounds them in its own pass, a
-   * read that overwrites the tile never needs it, the end rounds what is left), since rounding is idempotent and
-   * the narrowing sent exactly their rounding. Partly covered tiles are rounded in place at the write. Where
-   * ranks of one process read each other's values in place ({@link #beginWireBeforeSharing}), a tile a write
-   * covers whole lies in the range the rank moves across processes, which no other rank reads until the rank
-   * offers it; one that reads it then copies the values as they stand and rounds its copy itself (they are
-   * marked changed in place), which gives the same bits.
+   * those that never moved. A write rounds the dirty tiles it covers in place, since what it sent is what the
+   * rank's copy must equal.
    */
   static final class HalfWireElements extends FloatElements {
     private final boolean f16;
@@ -822,7 +790,7 @@ public abstract class Elements {
         return false;
       }
       tiles.setRounded(t);
-      if (tiles.covers(off, n, t)) {
+      if (off <= tiles.start(t) && off + n >= tiles.end(t)) {
         return true;
       }
       roundTile(t);
@@ -894,16 +862,11 @@ public abstract class Elements {
     @Override
     public void write(int off, int n, WireBuffer w) {
       if (tiles.tracking() && n > 0) {
-        // A tile this write covers whole keeps its values, their rounding pending (see the class comment); a dirty
-        // tile it covers in part gets the narrowed values back below.
+        // A tile that has not moved and that this write covers whole is rounded by the narrowing itself: marked
+        // dirty, it gets the narrowed values back below (one pass over it instead of a rounding pass first).
         for (int k = tiles.first(off); k <= tiles.last(off, n); k++) {
-          if (tiles.covers(off, n, k)) {
-            if (!tiles.rounded(k) || tiles.dirty(k)) {
-              tiles.setPending(k);
-            }
-          } else if (!tiles.rounded(k)) {
-            roundTile(k);
-            tiles.setRounded(k);
+          if (roundsInPass(k, off, n)) {
+            tiles.setDirty(tiles.start(k), tiles.end(k) - tiles.start(k), true);
           }
         }
       }
@@ -932,7 +895,7 @@ public abstract class Elements {
     @Override
     public void read(int off, int n, WireBuffer w) {
       widen(wireValues(w, n), 0, off, n);
-      tiles.settle(off, n);
+      tiles.setDirty(off, n, false);
     }
 
     @Override
