@@ -475,121 +475,53 @@ public abstract class Elements {
 
   // Relative bulk transfers from the payload's start in the wire buffer's cached typed views: on JDK 17 these take
   // the memory-copy path for direct native-order buffers, where the absolute-index forms copy element by
-  // element. That path is a call into the VM (a heap array to native memory is not a compiled copy), which costs
-  // more than a few elements moved one by one: segments of up to SMALL_COPY elements are moved by index.
-
-  /** Elements up to which a segment is moved between an array and a wire buffer one by one. */
-  static final int SMALL_COPY = 16;
+  // element.
 
   private static void get(WireBuffer w, float[] dst, int off, int n) {
     FloatBuffer v = w.floats();
-    int at = w.start() / 4;
-    v.clear();
-    if (n <= SMALL_COPY) {
-      for (int i = 0; i < n; i++) {
-        dst[off + i] = v.get(at + i);
-      }
-      return;
-    }
-    v.position(at);
+    v.clear().position(w.start() / 4);
     v.get(dst, off, n);
   }
 
   private static void put(WireBuffer w, float[] src, int off, int n) {
     FloatBuffer v = w.floats();
-    int at = w.start() / 4;
-    v.clear();
-    if (n <= SMALL_COPY) {
-      for (int i = 0; i < n; i++) {
-        v.put(at + i, src[off + i]);
-      }
-      return;
-    }
-    v.position(at);
+    v.clear().position(w.start() / 4);
     v.put(src, off, n);
   }
 
   private static void get(WireBuffer w, double[] dst, int off, int n) {
     DoubleBuffer v = w.doubles();
-    int at = w.start() / 8;
-    v.clear();
-    if (n <= SMALL_COPY) {
-      for (int i = 0; i < n; i++) {
-        dst[off + i] = v.get(at + i);
-      }
-      return;
-    }
-    v.position(at);
+    v.clear().position(w.start() / 8);
     v.get(dst, off, n);
   }
 
   private static void put(WireBuffer w, double[] src, int off, int n) {
     DoubleBuffer v = w.doubles();
-    int at = w.start() / 8;
-    v.clear();
-    if (n <= SMALL_COPY) {
-      for (int i = 0; i < n; i++) {
-        v.put(at + i, src[off + i]);
-      }
-      return;
-    }
-    v.position(at);
+    v.clear().position(w.start() / 8);
     v.put(src, off, n);
   }
 
   private static void get(WireBuffer w, int[] dst, int off, int n) {
     IntBuffer v = w.ints();
-    int at = w.start() / 4;
-    v.clear();
-    if (n <= SMALL_COPY) {
-      for (int i = 0; i < n; i++) {
-        dst[off + i] = v.get(at + i);
-      }
-      return;
-    }
-    v.position(at);
+    v.clear().position(w.start() / 4);
     v.get(dst, off, n);
   }
 
   private static void put(WireBuffer w, int[] src, int off, int n) {
     IntBuffer v = w.ints();
-    int at = w.start() / 4;
-    v.clear();
-    if (n <= SMALL_COPY) {
-      for (int i = 0; i < n; i++) {
-        v.put(at + i, src[off + i]);
-      }
-      return;
-    }
-    v.position(at);
+    v.clear().position(w.start() / 4);
     v.put(src, off, n);
   }
 
   private static void get(WireBuffer w, long[] dst, int off, int n) {
     LongBuffer v = w.longs();
-    int at = w.start() / 8;
-    v.clear();
-    if (n <= SMALL_COPY) {
-      for (int i = 0; i < n; i++) {
-        dst[off + i] = v.get(at + i);
-      }
-      return;
-    }
-    v.position(at);
+    v.clear().position(w.start() / 8);
     v.get(dst, off, n);
   }
 
   private static void put(WireBuffer w, long[] src, int off, int n) {
     LongBuffer v = w.longs();
-    int at = w.start() / 8;
-    v.clear();
-    if (n <= SMALL_COPY) {
-      for (int i = 0; i < n; i++) {
-        v.put(at + i, src[off + i]);
-      }
-      return;
-    }
-    v.position(at);
+    v.clear().position(w.start() / 8);
     v.put(src, off, n);
   }
 

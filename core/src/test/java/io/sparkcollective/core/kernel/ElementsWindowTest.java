@@ -18,8 +18,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * A segment written into a window on other memory (the place in a peer's shared-memory ring a transport lends
  * a frame on its way) lands at the window's start, as the bytes it writes into a frame of its own, and touches
  * nothing before or after it: for every element type and the half-precision wire. Read back from the window, a
- * segment gives the values it was written from. Short segments (moved element by element) and long ones (moved
- * in bulk) both.
+ * segment gives the values it was written from. Segments of one element up to long ones (the JDK moves a few
+ * bytes element by element and more through a memory copy).
  */
 @Timeout(60)
 class ElementsWindowTest {
@@ -29,7 +29,7 @@ class ElementsWindowTest {
   private static final byte FILL = 0x5A;
 
   @ParameterizedTest(name = "{0} elements")
-  @ValueSource(ints = {1, 5, Elements.SMALL_COPY, Elements.SMALL_COPY + 1, 1234})
+  @ValueSource(ints = {1, 2, 5, 1234})
   void shouldWriteASegmentAtTheWindowsStartAndNowhereElse(int n) {
     SplittableRandom rnd = new SplittableRandom(11);
     float[] f = new float[LENGTH];
