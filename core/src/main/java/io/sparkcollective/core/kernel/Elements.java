@@ -653,6 +653,11 @@ public abstract class Elements {
       return bit(2 * t + 1);
     }
 
+    /** Whether {@code [off, off+n)} covers tile {@code t} whole. */
+    boolean covers(int off, int n, int t) {
+      return off <= start(t) && off + n >= end(t);
+    }
+
     /** Marks the tiles of {@code [off, off+n)} dirty (on), or clean (off) where the range covers them whole. */
     void setDirty(int off, int n, boolean on) {
       if (marks == null || n == 0) {
@@ -662,7 +667,7 @@ public abstract class Elements {
         int b = 2 * t + 1;
         if (on) {
           marks[b >>> 6] |= 1L << b;
-        } else if (off <= start(t) && off + n >= end(t)) {
+        } else if (covers(off, n, t)) {
           marks[b >>> 6] &= ~(1L << b);
         }
       }
@@ -722,7 +727,7 @@ public abstract class Elements {
         return false;
       }
       tiles.setRounded(t);
-      if (off <= tiles.start(t) && off + n >= tiles.end(t)) {
+      if (tiles.covers(off, n, t)) {
         return true;
       }
       roundTile(t);
@@ -853,7 +858,7 @@ public abstract class Elements {
         if (f16) {
           HalfFloats.addF16(wireValues(w, n), array, base + off, n);
         } else {
-          HalfFloats.addBf16(wireValues(w, n), array, base + off, n);
+          HalfFloats.addBf16At(wireValues(w, n), 0, array, base + off, n);
         }
         return;
       }

@@ -172,12 +172,7 @@ public final class HalfFloats {
     }
   }
 
-  /** {@code a[from + i] += bf16ToFloat(in[i])} for i in [0, n): the received values summed in, in one pass. */
-  static void addBf16(short[] in, float[] a, int from, int n) {
-    addBf16At(in, 0, a, from, n);
-  }
-
-  /** {@code a[from + i] += bf16ToFloat(in[at + i])} for i in [0, n). */
+  /** {@code a[from + i] += bf16ToFloat(in[at + i])} for i in [0, n): the received values summed in, in one pass. */
   static void addBf16At(short[] in, int at, float[] a, int from, int n) {
     for (int i = VECTORS ? HalfVectors.addBf16(in, at, a, from, n) : 0; i < n; i++) {
       a[from + i] += Float.intBitsToFloat(in[at + i] << 16);

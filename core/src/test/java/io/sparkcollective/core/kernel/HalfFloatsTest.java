@@ -138,7 +138,7 @@ class HalfFloatsTest {
     HalfFloats.fromBf16At(narrow, 0, widened, 5, n);
     float[] summed = new float[n + 1];
     java.util.Arrays.fill(summed, 1.5f);
-    HalfFloats.addBf16(narrow, summed, 1, n);
+    HalfFloats.addBf16At(narrow, 0, summed, 1, n);
     for (int i = 0; i < n; i++) {
       float x = a[3 + i];
       short expected = HalfFloats.floatToBf16(x);

@@ -78,7 +78,7 @@ class HalfVectorsTest {
     java.util.Arrays.fill(sumBf16, 0.25f);
     short[] from0 = java.util.Arrays.copyOfRange(in, AT, AT + n);
     HalfFloats.addF16(from0, sumF16, FROM, n);
-    HalfFloats.addBf16(from0, sumBf16, FROM, n);
+    HalfFloats.addBf16At(from0, 0, sumBf16, FROM, n);
     for (int i = 0; i < n; i++) {
       short h = (short) i;
       String what = "pattern 0x" + Integer.toHexString(i);
