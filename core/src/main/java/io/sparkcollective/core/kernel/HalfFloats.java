@@ -31,6 +31,49 @@ public final class HalfFloats {
   /** {@code Float.float16ToFloat}: short to float; null unless {@link #NATIVE_F16}. */
   private static final MethodHandle FROM_F16;
 
+  // The Vector API loops (HalfVectors) are called through method handles held in plain static fields, not final
+  // ones: the JIT takes a final static method handle for a constant and inlines its target, but cannot see through
+  // one it must load, so each loop stays a call and is compiled on its own. Inlined into a large caller (a step of
+  // a whole all-reduce), a loop could push that compilation past C2's budget: the Vector API's intrinsics then fail
+  // to inline and its vectors are boxed on the heap, several times slower; a call per segment or tile costs a few
+  // nanoseconds. Null unless VECTORS.
+  /** HalfVectors.toBf16 / toF16: {@code (float[] a, int from, short[] out, int n) -> elements done}. */
+  private static MethodHandle vectorToBf16;
+  private static MethodHandle vectorToF16;
+  /** HalfVectors.roundToBf16 / roundToF16: {@code (float[] a, int from, int n) -> index reached}. */
+  private static MethodHandle vectorRoundToBf16;
+  private static MethodHandle vectorRoundToF16;
+  /** HalfVectors.fromBf16At, addBf16, addBf16Rounding, fromF16At, addF16: {@code (short[] in, int at, float[] a,
+   * int from, int n) -> elements done}. */
+  private static MethodHandle vectorFromBf16;
+  private static MethodHandle vectorAddBf16;
+  private static MethodHandle vectorAddBf16Rounding;
+  private static MethodHandle vectorFromF16;
+  private static MethodHandle vectorAddF16;
+
+  static {
+    if (VECTORS) {
+      try {
+        MethodHandles.Lookup lookup = MethodHandles.lookup();
+        MethodType narrow = MethodType.methodType(int.class, float[].class, int.class, short[].class, int.class);
+        MethodType round = MethodType.methodType(int.class, float[].class, int.class, int.class);
+        MethodType widen = MethodType.methodType(int.class, short[].class, int.class, float[].class, int.class,
+            int.class);
+        vectorToBf16 = lookup.findStatic(HalfVectors.class, "toBf16", narrow);
+        vectorToF16 = lookup.findStatic(HalfVectors.class, "toF16", narrow);
+        vectorRoundToBf16 = lookup.findStatic(HalfVectors.class, "roundToBf16", round);
+        vectorRoundToF16 = lookup.findStatic(HalfVectors.class, "roundToF16", round);
+        vectorFromBf16 = lookup.findStatic(HalfVectors.class, "fromBf16At", widen);
+        vectorAddBf16 = lookup.findStatic(HalfVectors.class, "addBf16", widen);
+        vectorAddBf16Rounding = lookup.findStatic(HalfVectors.class, "addBf16Rounding", widen);
+        vectorFromF16 = lookup.findStatic(HalfVectors.class, "fromF16At", widen);
+        vectorAddF16 = lookup.findStatic(HalfVectors.class, "addF16", widen);
+      } catch (ReflectiveOperationException e) {
+        throw new ExceptionInInitializerError(e);
+      }
+    }
+  }
+
   static {
     MethodHandle to = null;
     MethodHandle from = null;
@@ -153,28 +196,28 @@ public final class HalfFloats {
 
   /** {@code out[i] = floatToBf16(a[from + i])} for i in [0, n). */
   public static void toBf16(float[] a, int from, short[] out, int n) {
-    for (int i = VECTORS ? HalfVectors.toBf16(a, from, out, n) : 0; i < n; i++) {
+    for (int i = VECTORS ? narrow(vectorToBf16, a, from, out, n) : 0; i < n; i++) {
       out[i] = floatToBf16(a[from + i]);
     }
   }
 
   /** {@code a[from + i] = bf16ToFloat(floatToBf16(a[from + i]))} for i in [0, n): rounds in place. */
   static void roundToBf16(float[] a, int from, int n) {
-    for (int i = VECTORS ? HalfVectors.roundToBf16(a, from, n) : from; i < from + n; i++) {
+    for (int i = VECTORS ? round(vectorRoundToBf16, a, from, n) : from; i < from + n; i++) {
       a[i] = Float.intBitsToFloat(floatToBf16(a[i]) << 16);
     }
   }
 
   /** {@code a[from + i] = bf16ToFloat(in[at + i])} for i in [0, n). */
   public static void fromBf16At(short[] in, int at, float[] a, int from, int n) {
-    for (int i = VECTORS ? HalfVectors.fromBf16At(in, at, a, from, n) : 0; i < n; i++) {
+    for (int i = VECTORS ? widen(vectorFromBf16, in, at, a, from, n) : 0; i < n; i++) {
       a[from + i] = Float.intBitsToFloat(in[at + i] << 16);
     }
   }
 
   /** {@code a[from + i] += bf16ToFloat(in[at + i])} for i in [0, n): the received values summed in, in one pass. */
   static void addBf16At(short[] in, int at, float[] a, int from, int n) {
-    for (int i = VECTORS ? HalfVectors.addBf16(in, at, a, from, n) : 0; i < n; i++) {
+    for (int i = VECTORS ? widen(vectorAddBf16, in, at, a, from, n) : 0; i < n; i++) {
       a[from + i] += Float.intBitsToFloat(in[at + i] << 16);
     }
   }
@@ -185,7 +228,7 @@ public final class HalfFloats {
    * {@link #roundToBf16} and then {@link #addBf16At}).
    */
   static void addBf16Rounding(short[] in, int at, float[] a, int from, int n) {
-    for (int i = VECTORS ? HalfVectors.addBf16Rounding(in, at, a, from, n) : 0; i < n; i++) {
+    for (int i = VECTORS ? widen(vectorAddBf16Rounding, in, at, a, from, n) : 0; i < n; i++) {
       a[from + i] = Float.intBitsToFloat(floatToBf16(a[from + i]) << 16) + Float.intBitsToFloat(in[at + i] << 16);
     }
   }
@@ -202,7 +245,7 @@ public final class HalfFloats {
       }
       return;
     }
-    for (int i = VECTORS ? HalfVectors.toF16(a, from, out, n) : 0; i < n; i++) {
+    for (int i = VECTORS ? narrow(vectorToF16, a, from, out, n) : 0; i < n; i++) {
       out[i] = floatToF16(a[from + i]);
     }
   }
@@ -219,7 +262,7 @@ public final class HalfFloats {
       }
       return;
     }
-    for (int i = VECTORS ? HalfVectors.roundToF16(a, from, n) : from; i < from + n; i++) {
+    for (int i = VECTORS ? round(vectorRoundToF16, a, from, n) : from; i < from + n; i++) {
       a[i] = f16ToFloat(floatToF16(a[i]));
     }
   }
@@ -239,7 +282,7 @@ public final class HalfFloats {
       }
       return;
     }
-    for (int i = VECTORS ? HalfVectors.fromF16At(in, at, a, from, n) : 0; i < n; i++) {
+    for (int i = VECTORS ? widen(vectorFromF16, in, at, a, from, n) : 0; i < n; i++) {
       a[from + i] = f16ToFloat(in[at + i]);
     }
   }
@@ -256,8 +299,38 @@ public final class HalfFloats {
       }
       return;
     }
-    for (int i = VECTORS ? HalfVectors.addF16(in, a, from, n) : 0; i < n; i++) {
+    for (int i = VECTORS ? widen(vectorAddF16, in, 0, a, from, n) : 0; i < n; i++) {
       a[from + i] += f16ToFloat(in[i]);
+    }
+  }
+
+  private static int narrow(MethodHandle kernel, float[] a, int from, short[] out, int n) {
+    try {
+      return (int) kernel.invokeExact(a, from, out, n);
+    } catch (RuntimeException | Error e) {
+      throw e;
+    } catch (Throwable e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static int round(MethodHandle kernel, float[] a, int from, int n) {
+    try {
+      return (int) kernel.invokeExact(a, from, n);
+    } catch (RuntimeException | Error e) {
+      throw e;
+    } catch (Throwable e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static int widen(MethodHandle kernel, short[] in, int at, float[] a, int from, int n) {
+    try {
+      return (int) kernel.invokeExact(in, at, a, from, n);
+    } catch (RuntimeException | Error e) {
+      throw e;
+    } catch (Throwable e) {
+      throw new IllegalStateException(e);
     }
   }
 }

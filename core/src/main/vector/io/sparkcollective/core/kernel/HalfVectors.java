@@ -20,7 +20,8 @@ import jdk.incubator.vector.VectorSpecies;
  * inlined, but a plain helper is not once the caller's compilation has grown past C2's node budget, and a vector
  * passed to a call that is not inlined is boxed on the heap. On JDK 17 that made the binary16 narrowing 5x slower
  * as soon as a larger caller inlined it (KernelBenchmark.narrowToF16: 17 us per 64 Ki floats through warm-up, 88
- * after); written out, it stays at 19.
+ * after); written out, it stays at 19. HalfFloats calls these methods through method handles the JIT cannot see
+ * through, so that none is ever inlined into a caller: each is compiled on its own, with the budget to itself.
  */
 final class HalfVectors {
   private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
@@ -151,10 +152,10 @@ final class HalfVectors {
     return i;
   }
 
-  static int addF16(short[] in, float[] a, int from, int n) {
+  static int addF16(short[] in, int at, float[] a, int from, int n) {
     int i = 0;
     for (; i <= n - LANES; i += LANES) {
-      IntVector h = (IntVector) ShortVector.fromArray(S, in, i).convertShape(VectorOperators.S2I, I, 0);
+      IntVector h = (IntVector) ShortVector.fromArray(S, in, at + i).convertShape(VectorOperators.S2I, I, 0);
       IntVector em = h.and(0x7FFF);
       IntVector shifted = em.lanewise(VectorOperators.LSHL, 13);
       IntVector magnitude = shifted.reinterpretAsFloats().mul(0x1p112f).reinterpretAsInts()
