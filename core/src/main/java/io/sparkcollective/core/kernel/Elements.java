@@ -591,9 +591,11 @@ public abstract class Elements {
   }
 
   /**
-   * Where a bfloat16-wire vector's rounding stands, in tiles of 2^12 elements, two bits each: "rounded" (its
-   * inputs were rounded, at its first move) and "dirty" (a reduction left F32 sums in it that no later move
-   * rounded). The bits live in words the operation's scratch lends; one thread moves an operation's elements.
+   * Where a bfloat16-wire vector's rounding stands, in tiles of 2^12 elements, two bits each: "rounded" (clear
+   * while the tile's values still await a rounding that is theirs already: its inputs before their first move,
+   * or values sent as they stood, whose rounding is what the peer received) and "dirty" (a reduction left F32
+   * sums in it that no later move rounded). The bits live in words the operation's scratch lends; one thread
+   * moves an operation's elements.
    */
   static final class WireTiles {
     private static final int SHIFT = 12;
@@ -649,6 +651,30 @@ public abstract class Elements {
       marks[(2 * t) >>> 6] |= 1L << (2 * t);
     }
 
+    /** Tile {@code t}'s values were sent as they stand: rounded where they are next used, not now. */
+    void setPending(int t) {
+      marks[(2 * t) >>> 6] &= ~(1L << (2 * t));
+      marks[(2 * t + 1) >>> 6] &= ~(1L << (2 * t + 1));
+    }
+
+    /** Whether {@code [off, off+n)} covers tile {@code t} whole. */
+    boolean covers(int off, int n, int t) {
+      return off <= start(t) && off + n >= end(t);
+    }
+
+    /** The tiles {@code [off, off+n)} covers whole now hold wire values: rounded, clean. */
+    void settle(int off, int n) {
+      if (marks == null || n == 0) {
+        return;
+      }
+      for (int t = first(off); t <= last(off, n); t++) {
+        if (covers(off, n, t)) {
+          setRounded(t);
+          marks[(2 * t + 1) >>> 6] &= ~(1L << (2 * t + 1));
+        }
+      }
+    }
+
     boolean dirty(int t) {
       return bit(2 * t + 1);
     }
@@ -685,8 +711,14 @@ public abstract class Elements {
    *
    * <p>{@link #beginWire} defers the rounding of the whole vector to each tile's first move, so it overlaps
    * the traffic instead of preceding it; {@link #endWire} rounds only the tiles a reduction left dirty and
-   * those that never moved. A write rounds the dirty tiles it covers in place, since what it sent is what the
-   * rank's copy must equal.
+   * those that never moved. What a rank sends is what its own copy must equal: a write that covers a tile whole
+   * leaves the tile's values as they are and their rounding pending (a later sum rounds them in its own pass, a
+   * read that overwrites the tile never needs it, the end rounds what is left), since rounding is idempotent and
+   * the narrowing sent exactly their rounding. Partly covered tiles are rounded in place at the write. Where
+   * ranks of one process read each other's values in place ({@link #beginWireBeforeSharing}), a tile a write
+   * covers whole lies in the range the rank moves across processes, which no other rank reads until the rank
+   * offers it; one that reads it then copies the values as they stand and rounds its copy itself (they are
+   * marked changed in place), which gives the same bits.
    */
   static final class HalfWireElements extends FloatElements {
     private final boolean f16;
@@ -799,11 +831,16 @@ public abstract class Elements {
     @Override
     public void write(int off, int n, WireBuffer w) {
       if (tiles.tracking() && n > 0) {
-        // A tile that has not moved and that this write covers whole is rounded by the narrowing itself: marked
-        // dirty, it gets the narrowed values back below (one pass over it instead of a rounding pass first).
+        // A tile this write covers whole keeps its values, their rounding pending (see the class comment); a dirty
+        // tile it covers in part gets the narrowed values back below.
         for (int k = tiles.first(off); k <= tiles.last(off, n); k++) {
-          if (roundsInPass(k, off, n)) {
-            tiles.setDirty(tiles.start(k), tiles.end(k) - tiles.start(k), true);
+          if (tiles.covers(off, n, k)) {
+            if (!tiles.rounded(k) || tiles.dirty(k)) {
+              tiles.setPending(k);
+            }
+          } else if (!tiles.rounded(k)) {
+            roundTile(k);
+            tiles.setRounded(k);
           }
         }
       }
@@ -832,7 +869,7 @@ public abstract class Elements {
     @Override
     public void read(int off, int n, WireBuffer w) {
       widen(wireValues(w, n), 0, off, n);
-      tiles.setDirty(off, n, false);
+      tiles.settle(off, n);
     }
 
     @Override

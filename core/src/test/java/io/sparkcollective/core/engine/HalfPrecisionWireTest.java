@@ -172,6 +172,81 @@ class HalfPrecisionWireTest {
   }
 
   /**
+   * A tile of the rounding's bookkeeping (4096 elements) that one segment covers whole is sent as it stands and
+   * rounded where it is next used; with 4 KiB segments no tile is ever covered whole and every send rounds in
+   * place. Both must give the same bits: 16-bit data and F32 data on a bfloat16 wire, sums, averages and maxima;
+   * where the arithmetic allows (maxima, DIRECT sums and two ranks' sums), the exact result too. HIERARCHICAL: two
+   * processes of three ranks, which read each other's values in place.
+   */
+  @ParameterizedTest(name = "{0} data {1} on {2} ranks")
+  @CsvSource({"F16, RING, 2", "BF16, RING, 3", "F32, RING, 2", "F32, RING, 3", "F32, RING, 4", "F16, DIRECT, 3",
+      "F32, DIRECT, 4", "BF16, HALVING_DOUBLING, 4", "F32, HALVING_DOUBLING, 3", "F32, HALVING_DOUBLING, 4",
+      "F16, HIERARCHICAL, 6", "F32, HIERARCHICAL, 6"})
+  void shouldGiveTheSameBitsWhetherSegmentsCoverTheRoundingTilesWholeOrNot(DType dtype, Algorithm algorithm, int n) {
+    int[] nodes = new int[n];
+    for (int r = 0; r < n; r++) {
+      nodes[r] = algorithm == Algorithm.HIERARCHICAL ? r / 3 : r;
+    }
+    LocalGroup tiny = LocalGroup.create(n, CollectiveConfig.from(Map.of(CollectiveConfig.SEGMENT_BYTES, "4096",
+        CollectiveConfig.RING_MIN_BYTES, "0")), t -> new NodeMapTransport(t, nodes));
+    LocalGroup large = LocalGroup.create(n, CollectiveConfig.from(Map.of(CollectiveConfig.SEGMENT_BYTES,
+        String.valueOf(1 << 20), CollectiveConfig.RING_MIN_BYTES, "0")), t -> new NodeMapTransport(t, nodes));
+    // Long enough that the ring between the two processes of HIERARCHICAL sends whole tiles too.
+    int len = (algorithm == Algorithm.HIERARCHICAL ? 20 : 5) * 4096 + 123;
+    DType half = dtype == DType.F32 ? DType.BF16 : dtype;
+    CollectiveOptions options = dtype == DType.F32 ? CollectiveOptions.DEFAULT.withWireType(DType.BF16)
+        : CollectiveOptions.DEFAULT;
+    try {
+      double[][] in = new double[n][];
+      for (int r = 0; r < n; r++) {
+        in[r] = inputs(half, r, len);
+      }
+      for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.AVG, ReduceOp.MAX}) {
+        String where = dtype + " " + algorithm + " " + op + " on " + n + " ranks";
+        CollectiveOptions o = options.withAlgorithm(algorithm);
+        List<short[]> eager = dtype == DType.F32 ? allReduceFloats(tiny, len, op, o)
+            : allReduce(tiny, dtype, len, op, o);
+        List<short[]> deferred = dtype == DType.F32 ? allReduceFloats(large, len, op, o)
+            : allReduce(large, dtype, len, op, o);
+        for (int r = 0; r < n; r++) {
+          assertArrayEquals(eager.get(0), eager.get(r), where + ": rank " + r + " differs (4 KiB segments)");
+          assertArrayEquals(eager.get(0), deferred.get(r), where + ": rank " + r + " with 1 MiB segments differs from "
+              + "4 KiB segments");
+        }
+        if (op == ReduceOp.MAX || op == ReduceOp.SUM && (algorithm == Algorithm.DIRECT || n == 2)) {
+          long[] exact = Reference.reduceExactFloats(half, op, in);
+          for (int i = 0; i < len; i++) {
+            assertEquals(Double.longBitsToDouble(exact[i]), value(half, deferred.get(0)[i]), 0,
+                where + " element " + i + " against the exact result");
+          }
+        }
+      }
+    } finally {
+      GroupHarness.closeAll(tiny);
+      GroupHarness.closeAll(large);
+    }
+  }
+
+  /** F32 inputs of bfloat16 values, all-reduced as F32 data; the results' bfloat16 bits (their top halves). */
+  private static List<short[]> allReduceFloats(LocalGroup group, int len, ReduceOp op, CollectiveOptions options) {
+    return GroupHarness.run(group, LIMIT, comm -> {
+      double[] v = inputs(DType.BF16, comm.rank(), len);
+      float[] a = new float[len];
+      for (int i = 0; i < len; i++) {
+        a[i] = (float) v[i];
+      }
+      comm.allReduce(DataBuffer.of(a), op, options);
+      short[] top = new short[len];
+      for (int i = 0; i < len; i++) {
+        int bits = Float.floatToRawIntBits(a[i]);
+        assertEquals(0, bits & 0xFFFF, "element " + i + " of rank " + comm.rank() + " is not a bfloat16 value");
+        top[i] = (short) (bits >>> 16);
+      }
+      return top;
+    });
+  }
+
+  /**
    * Hierarchical: ranks of one process read each other's F32 values in place, pieces of the vector cut across the
    * 4096-element rounding tiles; every rank ends with the same bits, the same in every run, within the bound.
    */
