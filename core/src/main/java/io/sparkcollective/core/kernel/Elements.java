@@ -122,8 +122,8 @@ public abstract class Elements {
   }
 
   /**
-   * {@code [off, off+n)} changed by another rank's values read in place ({@link #reduceFrom}, {@link #copyFrom}):
-   * nothing to do unless the wire is narrower than the elements.
+   * {@code [off, off+n)} changed by another rank's values read in place ({@link #reduceFrom}, and by default
+   * {@link #copyFrom}): nothing to do unless the wire is narrower than the elements.
    */
   void changedInPlace(int off, int n) {
   }
@@ -138,6 +138,11 @@ public abstract class Elements {
     } else {
       ((BufferElements) this).copyBuffer((BufferElements) src, off, n);
     }
+    copiedInPlace(off, n);
+  }
+
+  /** {@code [off, off+n)} was overwritten by another rank's values read in place ({@link #copyFrom}). */
+  void copiedInPlace(int off, int n) {
     changedInPlace(off, n);
   }
 
@@ -591,14 +596,18 @@ public abstract class Elements {
   }
 
   /**
-   * Where a bfloat16-wire vector's rounding stands, in tiles of 2^12 elements, two bits each: "rounded" (clear
+   * Where a bfloat16-wire vector's rounding stands, in tiles of 2^10 elements, two bits each: "rounded" (clear
    * while the tile's values still await a rounding that is theirs already: its inputs before their first move,
    * or values sent as they stood, whose rounding is what the peer received) and "dirty" (a reduction left F32
    * sums in it that no later move rounded). The bits live in words the operation's scratch lends; one thread
    * moves an operation's elements.
    */
   static final class WireTiles {
-    private static final int SHIFT = 12;
+    /**
+     * Tiles of 2^10 elements: a move that covers a tile only in part rounds it at once (or writes back what it
+     * sent), so tiles much shorter than a segment leave little of it to that path.
+     */
+    private static final int SHIFT = 10;
     private final int length;
     private final int count;
     private long[] marks;
@@ -717,8 +726,8 @@ public abstract class Elements {
    * the narrowing sent exactly their rounding. Partly covered tiles are rounded in place at the write. Where
    * ranks of one process read each other's values in place ({@link #beginWireBeforeSharing}), a tile a write
    * covers whole lies in the range the rank moves across processes, which no other rank reads until the rank
-   * offers it; one that reads it then copies the values as they stand and rounds its copy itself (they are
-   * marked changed in place), which gives the same bits.
+   * offers it; one that reads it then copies the values as they stand and rounds its copy itself, which gives
+   * the same bits.
    */
   static final class HalfWireElements extends FloatElements {
     private final boolean f16;
@@ -771,9 +780,16 @@ public abstract class Elements {
       tiles.track(scratch.clearedWords(tiles.words()));
     }
 
+    /**
+     * Nothing is rounded up front: ranks of one process fold and copy each other's F32 values as they are, and
+     * values are rounded where they leave the process (a sent range, the block an algorithm rounds before its
+     * phase across processes) and where they come back (a copy in, a read, the end). Every rounding a rank makes
+     * is then of a range no other rank reads at that time: its own block before it offers it, values it copied
+     * in, or the whole vector at the end, once every range it offered has been read. Marked rounded, no tile is
+     * rounded at a first move (which could touch the neighbouring block another rank is reading).
+     */
     @Override
     public void beginWireBeforeSharing() {
-      roundToWire(0, length);
       tiles.track(scratch.clearedWords(tiles.words()));
       for (int t = 0; t < tiles.count(); t++) {
         tiles.setRounded(t);
@@ -781,8 +797,8 @@ public abstract class Elements {
     }
 
     /**
-     * Ranks of one process read each other's F32 values in place (no rounding between them); what they sum or
-     * copy in is rounded where it next goes on the wire, or at the end.
+     * Ranks of one process read each other's F32 values in place (no rounding between them); what they sum in is
+     * rounded where it next goes on the wire, or at the end (what they copy in, at once: {@link #copiedInPlace}).
      */
     @Override
     void changedInPlace(int off, int n) {
@@ -918,6 +934,18 @@ public abstract class Elements {
         HalfFloats.roundToF16(array, base + off, n);
       } else {
         HalfFloats.roundToBf16(array, base + off, n);
+      }
+      tiles.settle(off, n);
+    }
+
+    /**
+     * Another rank's values copied in are rounded at once, while they are in the cache (they may be the owner's
+     * values as they stood when it sent their rounding): no pass over them at the end.
+     */
+    @Override
+    void copiedInPlace(int off, int n) {
+      if (tiles.tracking() && n > 0) {
+        roundToWire(off, n);
       }
     }
   }

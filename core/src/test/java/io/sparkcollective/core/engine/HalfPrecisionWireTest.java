@@ -172,11 +172,12 @@ class HalfPrecisionWireTest {
   }
 
   /**
-   * A tile of the rounding's bookkeeping (4096 elements) that one segment covers whole is sent as it stands and
-   * rounded where it is next used; with 4 KiB segments no tile is ever covered whole and every send rounds in
-   * place. Both must give the same bits: 16-bit data and F32 data on a bfloat16 wire, sums, averages and maxima;
-   * where the arithmetic allows (maxima, DIRECT sums and two ranks' sums), the exact result too. HIERARCHICAL: two
-   * processes of three ranks, which read each other's values in place.
+   * A tile of the rounding's bookkeeping (1024 elements) that one segment covers whole is sent as it stands and
+   * rounded where it is next used; one covered in part is rounded in place. With 4 KiB segments (2048 16-bit
+   * values) a good part of the tiles take the second path, with 1 MiB segments almost none. Both must give the
+   * same bits: 16-bit data and F32 data on a bfloat16 wire, sums, averages and maxima; where the arithmetic
+   * allows (maxima, DIRECT sums and two ranks' sums), the exact result too. HIERARCHICAL: two processes of three
+   * ranks, which read each other's values in place.
    */
   @ParameterizedTest(name = "{0} data {1} on {2} ranks")
   @CsvSource({"F16, RING, 2", "BF16, RING, 3", "F32, RING, 2", "F32, RING, 3", "F32, RING, 4", "F16, DIRECT, 3",
@@ -248,7 +249,7 @@ class HalfPrecisionWireTest {
 
   /**
    * Hierarchical: ranks of one process read each other's F32 values in place, pieces of the vector cut across the
-   * 4096-element rounding tiles; every rank ends with the same bits, the same in every run, within the bound.
+   * 1024-element rounding tiles; every rank ends with the same bits, the same in every run, within the bound.
    */
   @Test
   void shouldGiveEveryRankTheSameBitsThroughTheHierarchicalAlgorithm() {
