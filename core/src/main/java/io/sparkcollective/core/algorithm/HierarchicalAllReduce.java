@@ -123,10 +123,14 @@ public final class HierarchicalAllReduce implements AllReduceAlgorithm {
       reduceScatterInProcess(links, local, i, (int) (q * stride), q, pass);
       // An empty piece (a vector shorter than k leaves blocks empty, shorter blocks run out of pieces first) is
       // empty on every process alike: its inner group has nothing to exchange.
-      if (nodes > 1 && cntI > 0) {
-        // What this rank sends must equal its own copy (DIRECT folds its own copy in).
-        links.roundToWire(offI, cntI);
-        inner.allReduce(across.window((int) (q * stride + 1), offI, cntI));
+      if (cntI > 0) {
+        if (nodes > 1) {
+          // What this rank sends must equal its own copy (DIRECT folds its own copy in): rounded where it moves.
+          links.roundToWireOnMove(offI, cntI);
+          inner.allReduce(across.window((int) (q * stride + 1), offI, cntI));
+        }
+        // The ranks of this process copy the piece as it stands.
+        links.settleWire(offI, cntI);
       }
       allGatherInProcess(links, local, i, SHARE_STEP + q, q, pass);
     }

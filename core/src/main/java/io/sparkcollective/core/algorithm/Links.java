@@ -46,6 +46,23 @@ public interface Links {
   default void roundToWire(int off, int n) {
   }
 
+  /**
+   * {@link #roundToWire}, except that a narrower wire may round each value of the range at its first move
+   * instead of now, in the pass of that move; nothing outside the range is touched either way.
+   */
+  default void roundToWireOnMove(int off, int n) {
+    roundToWire(off, n);
+  }
+
+  /**
+   * Rounds whatever of {@code [off, off+n)} does not hold what the wire carries yet (values summed, or sent with
+   * their rounding still pending), and nothing outside the range. A range offered to ranks of this process for a
+   * {@link #recvCopy} must be settled first: they copy it as it stands.
+   */
+  default void settleWire(int off, int n) {
+    roundToWire(off, n);
+  }
+
   /** Number of segments a move of {@code n} elements takes (at least 1). */
   /**
    * True if this rank can hand ranges of its vector to ranks of its own process by reference

@@ -101,4 +101,14 @@ final class SubgroupLinks implements Links {
   public void roundToWire(int off, int n) {
     group.roundToWire(base + off, n);
   }
+
+  @Override
+  public void roundToWireOnMove(int off, int n) {
+    group.roundToWireOnMove(base + off, n);
+  }
+
+  @Override
+  public void settleWire(int off, int n) {
+    group.settleWire(base + off, n);
+  }
 }

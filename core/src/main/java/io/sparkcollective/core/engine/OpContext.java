@@ -337,6 +337,16 @@ final class OpContext implements Links {
     elements.roundToWire(off, n);
   }
 
+  @Override
+  public void roundToWireOnMove(int off, int n) {
+    elements.roundToWireOnMove(off, n);
+  }
+
+  @Override
+  public void settleWire(int off, int n) {
+    elements.settleWire(off, n);
+  }
+
   /** Copies {@code [0, n)} of {@code from} into {@code [dstOff, dstOff+n)} of this operation's vector. */
   void copyLocal(Elements from, int dstOff) {
     int n = from.length();

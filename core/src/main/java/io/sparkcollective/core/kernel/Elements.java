@@ -393,6 +393,22 @@ public abstract class Elements {
   }
 
   /**
+   * {@link #roundToWire}, except that a narrower wire may round each value of {@code [off, off+n)} at its first
+   * move instead of now (in the pass of that move); nothing outside the range is touched either way.
+   */
+  public void roundToWireOnMove(int off, int n) {
+    roundToWire(off, n);
+  }
+
+  /**
+   * Rounds whatever of {@code [off, off+n)} does not hold what the wire carries yet, and nothing outside the range:
+   * afterwards ranks of this process may copy the range as it stands ({@link #copyFrom}).
+   */
+  public void settleWire(int off, int n) {
+    roundToWire(off, n);
+  }
+
+  /**
    * Before an all-reduce: every element rounded to what the wire carries (so that what a rank sends equals
    * its own copy). A narrower wire may defer this to each range's first move, where it overlaps the traffic.
    */
@@ -688,11 +704,6 @@ public abstract class Elements {
       return bit(2 * t + 1);
     }
 
-    /** Whether {@code [off, off+n)} covers tile {@code t} whole. */
-    boolean covers(int off, int n, int t) {
-      return off <= start(t) && off + n >= end(t);
-    }
-
     /** Marks the tiles of {@code [off, off+n)} dirty (on), or clean (off) where the range covers them whole. */
     void setDirty(int off, int n, boolean on) {
       if (marks == null || n == 0) {
@@ -930,23 +941,68 @@ public abstract class Elements {
 
     @Override
     public void roundToWire(int off, int n) {
+      roundValues(off, n);
+      tiles.settle(off, n);
+    }
+
+    private void roundValues(int off, int n) {
       if (f16) {
         HalfFloats.roundToF16(array, base + off, n);
       } else {
         HalfFloats.roundToBf16(array, base + off, n);
       }
+    }
+
+    /** Another rank's values copied in are wire values already: their owner settled them before offering them. */
+    @Override
+    void copiedInPlace(int off, int n) {
       tiles.settle(off, n);
     }
 
     /**
-     * Another rank's values copied in are rounded at once, while they are in the cache (they may be the owner's
-     * values as they stood when it sent their rounding): no pass over them at the end.
+     * The tiles the range covers whole await their rounding at their first move (in that move's pass, as at the
+     * start of an all-reduce); the parts of the tiles at its ends that lie in the range are rounded now, since a
+     * first move rounds a tile whole and so could touch values outside the range.
      */
     @Override
-    void copiedInPlace(int off, int n) {
-      if (tiles.tracking() && n > 0) {
+    public void roundToWireOnMove(int off, int n) {
+      if (!tiles.tracking() || n == 0) {
         roundToWire(off, n);
+        return;
       }
+      for (int t = tiles.first(off); t <= tiles.last(off, n); t++) {
+        if (tiles.covers(off, n, t)) {
+          tiles.setPending(t);
+        } else {
+          int from = Math.max(off, tiles.start(t));
+          roundValues(from, Math.min(off + n, tiles.end(t)) - from);
+        }
+      }
+    }
+
+    /**
+     * Rounds, within the range, the tiles whose values are not all wire values yet: not rounded (inputs, or values
+     * sent with their rounding pending) or dirty (sums). Runs of such tiles are rounded in one call.
+     */
+    @Override
+    public void settleWire(int off, int n) {
+      if (!tiles.tracking() || n == 0) {
+        roundToWire(off, n);
+        return;
+      }
+      int run = -1;
+      int last = tiles.last(off, n);
+      for (int t = tiles.first(off); t <= last + 1; t++) {
+        boolean open = t <= last && (!tiles.rounded(t) || tiles.dirty(t));
+        if (open && run < 0) {
+          run = Math.max(off, tiles.start(t));
+        } else if (!open && run >= 0) {
+          int to = Math.min(off + n, tiles.start(t));
+          roundValues(run, to - run);
+          run = -1;
+        }
+      }
+      tiles.settle(off, n);
     }
   }
 
