@@ -43,7 +43,13 @@ public final class DirectAllReduce implements AllReduceAlgorithm {
             links.recvCopy(0, 0, off, cnt);
           }
         } else if (p == r) {
-          links.reduceFromStash(off, cnt);
+          if (p == n - 1) {
+            links.reduceFromStashFinal(off, cnt);
+          } else {
+            links.reduceFromStash(off, cnt);
+          }
+        } else if (p == n - 1) {
+          links.recvReduceFinal(p, 0, off, cnt);
         } else {
           links.recvReduce(p, 0, off, cnt);
         }

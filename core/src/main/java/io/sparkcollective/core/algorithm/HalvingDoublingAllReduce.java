@@ -63,13 +63,23 @@ public final class HalvingDoublingAllReduce implements AllReduceAlgorithm {
       int mid = lo + (hi - lo) / 2;
       los[i] = lo;
       his[i] = hi;
+      // The last halving leaves this rank's final sums.
+      boolean last = mask == 1;
       if ((vrank & mask) == 0) {
         links.send(partner, step, mid, hi - mid);
-        links.recvReduce(partner, step, lo, mid - lo);
+        if (last) {
+          links.recvReduceFinal(partner, step, lo, mid - lo);
+        } else {
+          links.recvReduce(partner, step, lo, mid - lo);
+        }
         hi = mid;
       } else {
         links.send(partner, step, lo, mid - lo);
-        links.recvReduce(partner, step, mid, hi - mid);
+        if (last) {
+          links.recvReduceFinal(partner, step, mid, hi - mid);
+        } else {
+          links.recvReduce(partner, step, mid, hi - mid);
+        }
         lo = mid;
       }
     }

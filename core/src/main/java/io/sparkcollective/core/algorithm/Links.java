@@ -27,6 +27,14 @@ public interface Links {
   /** Receives {@code [off, off+n)} of {@code step} from {@code peer} and combines it into the vector. */
   void recvReduce(int peer, int step, int off, int n);
 
+  /**
+   * {@link #recvReduce} whose sums are this rank's final values of the range in the operation (nothing more is
+   * combined into it): a wire narrower than the elements rounds them in the same pass.
+   */
+  default void recvReduceFinal(int peer, int step, int off, int n) {
+    recvReduce(peer, step, off, n);
+  }
+
   /** Receives {@code [off, off+n)} of {@code step} from {@code peer} and overwrites the vector with it. */
   void recvCopy(int peer, int step, int off, int n);
 
@@ -38,6 +46,11 @@ public interface Links {
 
   /** Combines the stashed copy into {@code [off, off+n)}. */
   void reduceFromStash(int off, int n);
+
+  /** {@link #reduceFromStash} whose sums are final (see {@link #recvReduceFinal}). */
+  default void reduceFromStashFinal(int off, int n) {
+    reduceFromStash(off, n);
+  }
 
   /**
    * Rounds {@code [off, off+n)} to what the wire carries (bfloat16 under wire compression; otherwise nothing),

@@ -77,7 +77,7 @@ public final class RingAllReduce implements AllReduceAlgorithm {
   /**
    * Leaves chunk {@code rank} of {@code bounds} fully reduced. With {@code forwardResult} each finished
    * segment is also sent on as step N-1 (the first all-gather step), so the all-gather can follow without
-   * a bubble.
+   * a bubble; the chunk is then final (an all-reduce), and its last sums are {@link Links#recvReduceFinal}.
    */
   static void reduceScatter(Links links, int[] bounds, boolean forwardResult) {
     int n = links.size();
@@ -95,7 +95,11 @@ public final class RingAllReduce implements AllReduceAlgorithm {
       for (int k = 0; k < segments; k++) {
         int so = off + k * seg;
         int sn = Math.min(seg, len - k * seg);
-        links.recvReduce(left, s, so, sn);
+        if (forwardResult && s == n - 2) {
+          links.recvReduceFinal(left, s, so, sn);
+        } else {
+          links.recvReduce(left, s, so, sn);
+        }
         if (forward) {
           links.send(right, s + 1, so, sn);
         }

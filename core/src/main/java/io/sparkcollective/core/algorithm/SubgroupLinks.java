@@ -78,6 +78,11 @@ final class SubgroupLinks implements Links {
   }
 
   @Override
+  public void recvReduceFinal(int peer, int step, int off, int n) {
+    group.recvReduceFinal(members[peer], stepBase + step, base + off, n);
+  }
+
+  @Override
   public void recvCopy(int peer, int step, int off, int n) {
     group.recvCopy(members[peer], stepBase + step, base + off, n);
   }
@@ -95,6 +100,11 @@ final class SubgroupLinks implements Links {
   @Override
   public void reduceFromStash(int off, int n) {
     group.reduceFromStash(base + off, n);
+  }
+
+  @Override
+  public void reduceFromStashFinal(int off, int n) {
+    group.reduceFromStashFinal(base + off, n);
   }
 
   @Override

@@ -194,15 +194,24 @@ final class OpContext implements Links {
 
   @Override
   public void recvReduce(int peer, int step, int off, int n) {
-    receive(peer, step, off, n, true);
+    receive(peer, step, off, n, true, false);
+  }
+
+  @Override
+  public void recvReduceFinal(int peer, int step, int off, int n) {
+    receive(peer, step, off, n, true, true);
   }
 
   @Override
   public void recvCopy(int peer, int step, int off, int n) {
-    receive(peer, step, off, n, false);
+    receive(peer, step, off, n, false, false);
   }
 
-  private void receive(int peer, int step, int off, int n, boolean reduce) {
+  /**
+   * {@code last}: the sums are final (rounded in the same pass on a narrower wire). A range read in place from a
+   * rank of this process is left to the later roundings: it may be rounded only where no other rank reads it.
+   */
+  private void receive(int peer, int step, int off, int n, boolean reduce, boolean last) {
     int segments = segmentsOf(n);
     for (int k = 0; k < segments; k++) {
       int so = off + k * segmentElements;
@@ -219,7 +228,9 @@ final class OpContext implements Links {
       }
       try {
         check(f, peer, step, so, sn);
-        if (reduce) {
+        if (last) {
+          elements.reduceFinal(so, sn, f.payload(), op, scratch);
+        } else if (reduce) {
           elements.reduce(so, sn, f.payload(), op, scratch);
         } else {
           elements.read(so, sn, f.payload());
@@ -330,6 +341,11 @@ final class OpContext implements Links {
   @Override
   public void reduceFromStash(int off, int n) {
     elements.reduce(off, n, stash.payload(), op, scratch);
+  }
+
+  @Override
+  public void reduceFromStashFinal(int off, int n) {
+    elements.reduceFinal(off, n, stash.payload(), op, scratch);
   }
 
   @Override

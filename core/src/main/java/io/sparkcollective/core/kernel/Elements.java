@@ -62,6 +62,14 @@ public abstract class Elements {
   }
 
   /**
+   * {@link #reduce} whose results are final in this operation (nothing more is combined into the range): a wire
+   * narrower than the elements rounds them at once, in the same pass where it can, instead of at the end.
+   */
+  public void reduceFinal(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
+    reduce(off, n, w, op, scratch);
+  }
+
+  /**
    * {@code this[off+i] = op(this[off+i], w[i])} for i in [0, n); AVG combines as SUM. Both operands are
    * staged into 0-based scratch arrays so the kernel loop vectorises (see {@link Kernels}); the two extra
    * copies cost less than a scalar loop.
@@ -899,21 +907,40 @@ public abstract class Elements {
       tiles.settle(off, n);
     }
 
+    /** Whether a reduction is a bfloat16 sum, which rounds what it must in the pass that forms it. */
+    private boolean fusedSum(int n, ReduceOp op) {
+      return !f16 && (op == ReduceOp.SUM || op == ReduceOp.AVG) && tiles.tracking() && n > 0;
+    }
+
+    /**
+     * The received bfloat16 values summed in, tile by tile: a tile that has not moved and that this sum covers
+     * whole has its inputs rounded in the same pass; with {@code last} the sums are rounded in it too.
+     */
+    private void sumBf16(int off, int n, WireBuffer w, boolean last) {
+      short[] in = wireValues(w, n);
+      for (int k = tiles.first(off); k <= tiles.last(off, n); k++) {
+        int from = Math.max(off, tiles.start(k));
+        int m = Math.min(off + n, tiles.end(k)) - from;
+        boolean inputs = roundsInPass(k, off, n);
+        if (last) {
+          if (inputs) {
+            HalfFloats.addBf16RoundingThenRound(in, from - off, array, base + from, m);
+          } else {
+            HalfFloats.addBf16ThenRound(in, from - off, array, base + from, m);
+          }
+        } else if (inputs) {
+          HalfFloats.addBf16Rounding(in, from - off, array, base + from, m);
+        } else {
+          HalfFloats.addBf16At(in, from - off, array, base + from, m);
+        }
+      }
+      tiles.setDirty(off, n, true);
+    }
+
     @Override
     public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
-      if (!f16 && (op == ReduceOp.SUM || op == ReduceOp.AVG) && tiles.tracking() && n > 0) {
-        // A tile that has not moved and that this sum covers whole has its inputs rounded in the same pass.
-        short[] in = wireValues(w, n);
-        for (int k = tiles.first(off); k <= tiles.last(off, n); k++) {
-          int from = Math.max(off, tiles.start(k));
-          int m = Math.min(off + n, tiles.end(k)) - from;
-          if (roundsInPass(k, off, n)) {
-            HalfFloats.addBf16Rounding(in, from - off, array, base + from, m);
-          } else {
-            HalfFloats.addBf16At(in, from - off, array, base + from, m);
-          }
-        }
-        tiles.setDirty(off, n, true);
+      if (fusedSum(n, op)) {
+        sumBf16(off, n, w, false);
         return;
       }
       firstMove(off, n);
@@ -937,6 +964,22 @@ public abstract class Elements {
       }
       Kernels.reduce(acc, in, n, op);
       System.arraycopy(acc, 0, array, base + off, n);
+    }
+
+    /**
+     * A bfloat16 sum rounds the sums in the pass that forms them (and the rank's own inputs too, at a tile's first
+     * move); otherwise the range is rounded right after the reduction, while it is in the cache. Only the range
+     * is rounded: tiles it covers whole are settled, the parts of others are rounded again at the end.
+     */
+    @Override
+    public void reduceFinal(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
+      if (fusedSum(n, op)) {
+        sumBf16(off, n, w, true);
+        tiles.settle(off, n);
+      } else {
+        reduce(off, n, w, op, scratch);
+        roundToWire(off, n);
+      }
     }
 
     @Override

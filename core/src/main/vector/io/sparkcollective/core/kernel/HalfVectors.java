@@ -93,6 +93,38 @@ final class HalfVectors {
     return i;
   }
 
+  static int addBf16ThenRound(short[] in, int at, float[] a, int from, int n) {
+    int i = 0;
+    for (; i <= n - LANES; i += LANES) {
+      IntVector h = (IntVector) ShortVector.fromArray(S, in, at + i).convertShape(VectorOperators.S2I, I, 0);
+      FloatVector x = h.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
+      IntVector bits = FloatVector.fromArray(F, a, from + i).add(x).reinterpretAsInts();
+      IntVector high = bits.lanewise(VectorOperators.LSHR, 16);
+      IntVector half = bits.add(high.and(1)).add(0x7FFF).lanewise(VectorOperators.LSHR, 16)
+          .blend(high.or(0x40), bits.and(0x7FFFFFFF).compare(VectorOperators.GT, 0x7F800000));
+      half.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().intoArray(a, from + i);
+    }
+    return i;
+  }
+
+  static int addBf16RoundingThenRound(short[] in, int at, float[] a, int from, int n) {
+    int i = 0;
+    for (; i <= n - LANES; i += LANES) {
+      IntVector ownBits = FloatVector.fromArray(F, a, from + i).reinterpretAsInts();
+      IntVector ownHigh = ownBits.lanewise(VectorOperators.LSHR, 16);
+      IntVector ownHalf = ownBits.add(ownHigh.and(1)).add(0x7FFF).lanewise(VectorOperators.LSHR, 16)
+          .blend(ownHigh.or(0x40), ownBits.and(0x7FFFFFFF).compare(VectorOperators.GT, 0x7F800000));
+      FloatVector own = ownHalf.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
+      IntVector h = (IntVector) ShortVector.fromArray(S, in, at + i).convertShape(VectorOperators.S2I, I, 0);
+      IntVector bits = own.add(h.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats()).reinterpretAsInts();
+      IntVector high = bits.lanewise(VectorOperators.LSHR, 16);
+      IntVector half = bits.add(high.and(1)).add(0x7FFF).lanewise(VectorOperators.LSHR, 16)
+          .blend(high.or(0x40), bits.and(0x7FFFFFFF).compare(VectorOperators.GT, 0x7F800000));
+      half.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().intoArray(a, from + i);
+    }
+    return i;
+  }
+
   // binary16 bits of float bits: normal values rebiased with the 13 dropped bits rounded to nearest even (a carry
   // may reach the exponent); below 2^-14 float addition rounds the value to a multiple of 2^-24; from 65520 on,
   // infinity; a NaN keeps its top payload bits with the quiet bit set. (roundToF16 then widens back, below.)

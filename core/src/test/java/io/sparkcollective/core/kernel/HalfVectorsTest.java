@@ -57,6 +57,15 @@ class HalfVectorsTest {
     return a;
   }
 
+  private static short[] randomShorts(long seed, int n) {
+    SplittableRandom rnd = new SplittableRandom(seed);
+    short[] s = new short[n];
+    for (int i = 0; i < n; i++) {
+      s[i] = (short) rnd.nextInt();
+    }
+    return s;
+  }
+
   private static void assertSameBits(float want, float got, String what) {
     assertEquals(Float.floatToRawIntBits(want), Float.floatToRawIntBits(got), what);
   }
@@ -129,11 +138,7 @@ class HalfVectorsTest {
   void shouldRoundAndSumInOnePassAsTheScalarStepsDo() {
     float[] a = edgeAndRandomFloats();
     int n = a.length - FROM;
-    SplittableRandom rnd = new SplittableRandom(17);
-    short[] in = new short[AT + n];
-    for (int i = 0; i < AT + n; i++) {
-      in[i] = (short) rnd.nextInt();
-    }
+    short[] in = randomShorts(17, AT + n);
     float[] fused = a.clone();
     HalfFloats.addBf16Rounding(in, AT, fused, FROM, n);
     for (int i = 0; i < n; i++) {
@@ -152,5 +157,42 @@ class HalfVectorsTest {
     for (int i = 0; i < FROM; i++) {
       assertSameBits(a[i], fused[i], "before the range");
     }
+  }
+
+  /**
+   * The fused final sums (received bfloat16 values added and the sums rounded to bfloat16 in one pass; with the
+   * rank's own values rounded first as well) give the bits of the scalar steps one after the other.
+   */
+  @Test
+  void shouldSumAndRoundTheSumsInOnePassAsTheScalarStepsDo() {
+    float[] a = edgeAndRandomFloats();
+    int n = a.length - FROM;
+    short[] in = randomShorts(29, AT + n);
+    float[] summed = a.clone();
+    HalfFloats.addBf16ThenRound(in, AT, summed, FROM, n);
+    float[] roundedFirst = a.clone();
+    HalfFloats.addBf16RoundingThenRound(in, AT, roundedFirst, FROM, n);
+    for (int i = 0; i < n; i++) {
+      float x = a[FROM + i];
+      float received = HalfFloats.bf16ToFloat(in[AT + i]);
+      float own = HalfFloats.bf16ToFloat(HalfFloats.floatToBf16(x));
+      String what = "element " + i + " (0x" + Integer.toHexString(Float.floatToRawIntBits(x)) + " + bfloat16 0x"
+          + Integer.toHexString(in[AT + i] & 0xFFFF) + ")";
+      checkRoundedSum(x, received, summed[FROM + i], "sum then rounded, " + what);
+      checkRoundedSum(own, received, roundedFirst[FROM + i], "own rounded, sum rounded, " + what);
+    }
+    for (int i = 0; i < FROM; i++) {
+      assertSameBits(a[i], summed[i], "before the range");
+      assertSameBits(a[i], roundedFirst[i], "before the range");
+    }
+  }
+
+  private static void checkRoundedSum(float x, float y, float got, String what) {
+    if (Float.isNaN(x) && Float.isNaN(y)) {
+      // Which of two NaNs an addition keeps depends on the operands' order, which the JIT may swap.
+      assertTrue(Float.isNaN(got), what + ": NaN + NaN");
+      return;
+    }
+    assertSameBits(HalfFloats.bf16ToFloat(HalfFloats.floatToBf16(x + y)), got, what);
   }
 }
