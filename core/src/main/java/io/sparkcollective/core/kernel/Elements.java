@@ -742,11 +742,11 @@ public abstract class Elements {
    * those that never moved. What a rank sends is what its own copy must equal: a write that covers a tile whole
    * leaves the tile's values as they are and their rounding pending (a later sum rounds them in its own pass, a
    * read that overwrites the tile never needs it, the end rounds what is left), since rounding is idempotent and
-   * the narrowing sent exactly their rounding. Partly covered tiles are rounded in place at the write. Where
-   * ranks of one process read each other's values in place ({@link #beginWireBeforeSharing}), a tile a write
-   * covers whole lies in the range the rank moves across processes, which no other rank reads until the rank
-   * offers it; one that reads it then copies the values as they stand and rounds its copy itself, which gives
-   * the same bits.
+   * the narrowing sent exactly their rounding. Partly covered tiles are rounded in place at the write. The sums
+   * an algorithm completes last are rounded in the pass that forms them ({@link #reduceFinal}). Where ranks of
+   * one process read each other's values in place ({@link #beginWireBeforeSharing}), a tile a write covers whole
+   * lies in the range the rank moves across processes, which no other rank reads until the rank offers it, and
+   * the rank settles that range ({@link #settleWire}) before it offers it for a copy.
    */
   static final class HalfWireElements extends FloatElements {
     private final boolean f16;
@@ -800,12 +800,14 @@ public abstract class Elements {
     }
 
     /**
-     * Nothing is rounded up front: ranks of one process fold and copy each other's F32 values as they are, and
-     * values are rounded where they leave the process (a sent range, the block an algorithm rounds before its
-     * phase across processes) and where they come back (a copy in, a read, the end). Every rounding a rank makes
-     * is then of a range no other rank reads at that time: its own block before it offers it, values it copied
-     * in, or the whole vector at the end, once every range it offered has been read. Marked rounded, no tile is
-     * rounded at a first move (which could touch the neighbouring block another rank is reading).
+     * Nothing is rounded up front: ranks of one process fold each other's F32 values as they are, and values are
+     * rounded where they leave the process (a range the algorithm hands to {@link #roundToWireOnMove} before its
+     * phase across processes, rounded at its first move there), where they come back (a read, the last sums) and
+     * where an owner settles its range before the ranks of its process copy it ({@link #settleWire}). Every
+     * rounding a rank makes is then of a range no other rank reads at that time: its own block before it offers
+     * it, or the whole vector at the end, once every range it offered has been read. Marked rounded, no tile
+     * outside such a range is rounded at a first move (which could touch the neighbouring block another rank is
+     * reading).
      */
     @Override
     public void beginWireBeforeSharing() {
@@ -817,7 +819,8 @@ public abstract class Elements {
 
     /**
      * Ranks of one process read each other's F32 values in place (no rounding between them); what they sum in is
-     * rounded where it next goes on the wire, or at the end (what they copy in, at once: {@link #copiedInPlace}).
+     * rounded where it next goes on the wire, or at the end (what they copy in is settled already:
+     * {@link #copiedInPlace}).
      */
     @Override
     void changedInPlace(int off, int n) {
