@@ -70,16 +70,17 @@ public final class RingAllReduce implements AllReduceAlgorithm {
   private static void onePass(Links links) {
     int n = links.size();
     int[] bounds = Partition.even(links.length(), n);
-    reduceScatter(links, bounds, true);
+    reduceScatter(links, bounds, true, true);
     allGather(links, bounds, false);
   }
 
   /**
    * Leaves chunk {@code rank} of {@code bounds} fully reduced. With {@code forwardResult} each finished
    * segment is also sent on as step N-1 (the first all-gather step), so the all-gather can follow without
-   * a bubble; the chunk is then final (an all-reduce), and its last sums are {@link Links#recvReduceFinal}.
+   * a bubble. With {@code finalSums} (nothing more is combined into the chunk in this operation) its last sums
+   * are {@link Links#recvReduceFinal}.
    */
-  static void reduceScatter(Links links, int[] bounds, boolean forwardResult) {
+  static void reduceScatter(Links links, int[] bounds, boolean forwardResult, boolean finalSums) {
     int n = links.size();
     int r = links.rank();
     int right = mod(r + 1, n);
@@ -95,7 +96,7 @@ public final class RingAllReduce implements AllReduceAlgorithm {
       for (int k = 0; k < segments; k++) {
         int so = off + k * seg;
         int sn = Math.min(seg, len - k * seg);
-        if (forwardResult && s == n - 2) {
+        if (finalSums && s == n - 2) {
           links.recvReduceFinal(left, s, so, sn);
         } else {
           links.recvReduce(left, s, so, sn);

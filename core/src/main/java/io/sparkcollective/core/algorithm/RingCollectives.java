@@ -7,7 +7,7 @@ public final class RingCollectives {
   /** Leaves block {@code rank} of {@code bounds} reduced on each rank. */
   public static void reduceScatter(Links links, int[] bounds) {
     if (links.size() > 1) {
-      RingAllReduce.reduceScatter(links, bounds, false);
+      RingAllReduce.reduceScatter(links, bounds, false, true);
     }
   }
 

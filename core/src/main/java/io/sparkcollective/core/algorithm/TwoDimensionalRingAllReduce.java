@@ -89,7 +89,8 @@ public final class TwoDimensionalRingAllReduce implements AllReduceAlgorithm {
       long base = q * stride;
       int[] bounds = Partition.even(pieceLen, a);
       // 1. Steps base .. base+a-2: this rank ends with chunk `column` summed over its row.
-      RingAllReduce.reduceScatter(along.window((int) base, pieceOff, pieceLen), bounds, false);
+      // Not final: the column all-reduce combines each chunk further.
+      RingAllReduce.reduceScatter(along.window((int) base, pieceOff, pieceLen), bounds, false, false);
       // 2. Steps base+a-1 .. base+a-1+2(b-1)-1: that chunk summed over the whole group (one ring pass: the chunk
       // is at most a ring pass for b ranks).
       int chunkOff = pieceOff + bounds[column];
