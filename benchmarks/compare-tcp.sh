@@ -8,6 +8,11 @@
 # MPI's shared-memory transport against spark-collective's shared-memory rings (whole DATA messages in the
 # rings, the socket only waking blocked receivers; the other peers have no shared-memory path); output in
 # benchmarks/target/bench-shm.
+# ROUNDS (default 3) runs every program that many times per group size, interleaved, the order reversed every
+# other round (round 1 writes <name>-N.txt, round k <name>-N.k.txt); the report takes each cell's median round
+# and prints the range of the ratios the rounds gave one by one (the machines are shared and noisy, so a
+# single sitting's ratio can be off by 30%). VECTOR=direct keeps spark-collective's vector in a direct buffer
+# (as XGBoost4J's and a Python task's from comm.empty are) instead of a float[].
 # Needs: Debian packages openmpi-bin libopenmpi-dev libgloo-dev g++ iperf3, Maven (XGBoost4J from Maven
 # Central); the peer programs from shared/peers (PEERS_DIR, default ../shared/peers next to the repository).
 set -euo pipefail
@@ -25,6 +30,36 @@ sizes=${SIZES:-4,65536,1048576,16777216,67108864}
 peer_list=${PEERS:-mpi gloo xgboost4j}
 [ "$transport" = tcp ] || peer_list=mpi
 has() { [[ " $peer_list " == *" $1 "* ]]; }
+rounds=${ROUNDS:-3}
+vector=${VECTOR:-heap}
+# One program's sweep for group size $1 in round $2 (its output file named by run_as).
+suffix() { [ "$2" = 1 ] && echo "" || echo ".$2"; }
+run_program() {
+  local prog=$1 n=$2 round=$3 s
+  s=$(suffix "$n" "$round")
+  case $prog in
+    mpi)
+      echo "== N=$n round $round: Open MPI MPI_Allreduce ($transport)"
+      MPI_TRANSPORT=$transport bash "$peers/run-mpi.sh" "$n" 7 0.25 ${sizes//,/ } | tee "$out/mpi-$n$s.txt" ;;
+    gloo-*)
+      echo "== N=$n round $round: Gloo ${prog#gloo-}"
+      bash "$peers/run-gloo.sh" "$n" "${prog#gloo-}" 7 0.25 ${sizes//,/ } | tee "$out/$prog-$n$s.txt" ;;
+    xgboost4j)
+      echo "== N=$n round $round: XGBoost4J (native all-reduce on a direct buffer)"
+      bash "$peers/run-xgboost4j.sh" "$n" direct 7 0.25 ${sizes//,/ } | tee "$out/xgboost4j-$n$s.txt" ;;
+    collective)
+      echo "== N=$n round $round: spark-collective ($conf, vector $vector)"
+      java -cp "$jar" io.sparkcollective.benchmarks.TcpSweep --ranks "$n" --sizes "$sizes" --conf "$conf" \
+        --vector "$vector" --csv "$out/collective-$n$s.csv" 2>/dev/null | grep -v ' INFO ' \
+        | tee "$out/collective-$n$s.txt" ;;
+  esac
+}
+programs=""
+has mpi && programs="$programs mpi"
+has gloo && programs="$programs gloo-ring gloo-ring_chunked gloo-halving_doubling"
+has xgboost4j && programs="$programs xgboost4j"
+programs="$programs collective"
+rm -f "$out"/*.txt "$out"/*.csv
 for n in ${@:-2 4}; do
   echo "== N=$n: iperf3 with $n streams, 1 MiB writes"
   iperf3 -s -B 127.0.0.1 -p 5299 -1 > /dev/null 2>&1 &
@@ -32,23 +67,13 @@ for n in ${@:-2 4}; do
   sleep 0.5
   iperf3 -c 127.0.0.1 -p 5299 -t 5 -P "$n" -l 1M -J > "$out/iperf-$n.json"  # 1 MiB writes: a higher ceiling than the 128 KiB default
   wait "$server" 2>/dev/null || true
-  if has mpi; then
-    echo "== N=$n: Open MPI MPI_Allreduce ($transport)"
-    MPI_TRANSPORT=$transport bash "$peers/run-mpi.sh" "$n" 7 0.25 ${sizes//,/ } | tee "$out/mpi-$n.txt"
-  fi
-  if has gloo; then
-    for algo in ring ring_chunked halving_doubling; do
-      echo "== N=$n: Gloo $algo"
-      bash "$peers/run-gloo.sh" "$n" "$algo" 7 0.25 ${sizes//,/ } | tee "$out/gloo-$algo-$n.txt"
+  for round in $(seq 1 "$rounds"); do
+    order=$programs
+    [ $((round % 2)) = 0 ] && order=$(echo $programs | tr ' ' '\n' | tac | tr '\n' ' ')
+    for prog in $order; do
+      run_program "$prog" "$n" "$round"
     done
-  fi
-  if has xgboost4j; then
-    echo "== N=$n: XGBoost4J (native all-reduce on a direct buffer)"
-    bash "$peers/run-xgboost4j.sh" "$n" direct 7 0.25 ${sizes//,/ } | tee "$out/xgboost4j-$n.txt"
-  fi
-  echo "== N=$n: spark-collective ($conf)"
-  java -cp "$jar" io.sparkcollective.benchmarks.TcpSweep --ranks "$n" --sizes "$sizes" --conf "$conf" \
-    --csv "$out/collective-$n.csv" 2>/dev/null | grep -v ' INFO ' | tee "$out/collective-$n.txt"
+  done
 done
 java -Dtransport="$transport" -cp "$jar" io.sparkcollective.benchmarks.SweepReport "$out" ${@:-2 4}
 echo "report: $out/report.md, chart: $out/chart.png"

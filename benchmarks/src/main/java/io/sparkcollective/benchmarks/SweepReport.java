@@ -60,11 +60,21 @@ public final class SweepReport {
    * (the lower middle one for an even count). A single file is its own table.
    */
   static Map<Long, Row> parseRounds(Path dir, String name) throws IOException {
+    return medianRound(rounds(dir, name));
+  }
+
+  /** The tables of {@code <name>.txt}, {@code <name>.2.txt}, ... up to the first missing round. */
+  static List<Map<Long, Row>> rounds(Path dir, String name) throws IOException {
     List<Map<Long, Row>> rounds = new ArrayList<>();
     rounds.add(parseTable(dir.resolve(name + ".txt")));
     for (int k = 2; Files.exists(dir.resolve(name + "." + k + ".txt")); k++) {
       rounds.add(parseTable(dir.resolve(name + "." + k + ".txt")));
     }
+    return rounds;
+  }
+
+  /** For each size of the first round, the row whose median is the median of the rounds' (the lower middle). */
+  static Map<Long, Row> medianRound(List<Map<Long, Row>> rounds) {
     Map<Long, Row> rows = new LinkedHashMap<>();
     for (long bytes : rounds.get(0).keySet()) {
       List<Row> seen = new ArrayList<>();
@@ -106,20 +116,26 @@ public final class SweepReport {
         ? "# Same-host all-reduce: spark-collective through shared-memory rings vs Open MPI (shared memory)\n\n"
         : "# TCP all-reduce on loopback: spark-collective vs every peer\n\n");
     md.append("float32 SUM, one process per rank, medians of 7 repetitions, every program back to back in one ")
-        .append("sitting. Ratios are ours over the best peer of the cell: below 1 for latency (4 bytes) and above ")
-        .append("1 for busbw favour spark-collective.\n");
+        .append("sitting (with several rounds, each program's median round per cell). Ratios are ours over the best ")
+        .append("peer of the cell: below 1 for latency (4 bytes) and above 1 for busbw favour spark-collective; ")
+        .append("\"round by round\" is the range of the ratios the rounds gave one at a time.\n");
     LineChart chart = new LineChart("all-reduce busbw vs message size, float32 SUM on loopback", "bytes",
         "busbw (GB/s)").bytesX();
     for (int i = 1; i < args.length; i++) {
       int n = Integer.parseInt(args[i]);
-      Map<Long, Row> ours = parseTable(dir.resolve("collective-" + n + ".txt"));
+      List<Map<Long, Row>> ourRounds = rounds(dir, "collective-" + n);
+      Map<Long, Row> ours = medianRound(ourRounds);
       Map<String, Map<Long, Row>> peers = new LinkedHashMap<>();
+      Map<String, List<Map<Long, Row>>> peerRounds = new LinkedHashMap<>();
       for (String[] p : PEERS) {
-        Map<Long, Row> rows = parseTable(dir.resolve(p[0] + "-" + n + ".txt"));
-        if (!rows.isEmpty()) {
-          peers.put(p[0].equals("mpi") ? mpiLabel : p[1], rows);
+        List<Map<Long, Row>> r = rounds(dir, p[0] + "-" + n);
+        if (!r.get(0).isEmpty()) {
+          String label = p[0].equals("mpi") ? mpiLabel : p[1];
+          peers.put(label, medianRound(r));
+          peerRounds.put(label, r);
         }
       }
+      int roundCount = ourRounds.size();
       double iperf = iperfGbytesPerSecond(dir.resolve("iperf-" + n + ".json"));
       md.append(String.format(Locale.ROOT, "%n## N = %d (iperf3 loopback, %d streams of 1 MiB writes: %.2f GB/s)%n%n",
           n, n, iperf));
@@ -133,11 +149,12 @@ public final class SweepReport {
       for (String peer : peers.keySet()) {
         md.append(' ').append(peer).append(" |");
       }
-      md.append(" best peer | ours / best |\n|---:|---:|");
+      md.append(" best peer | ours / best |").append(roundCount > 1 ? " round by round |" : "")
+          .append("\n|---:|---:|");
       for (int k = 0; k < peers.size(); k++) {
         md.append("---:|");
       }
-      md.append("---|---:|\n");
+      md.append("---|---:|").append(roundCount > 1 ? "---:|" : "").append('\n');
       for (Map.Entry<Long, Row> e : ours.entrySet()) {
         Row o = e.getValue();
         boolean latency = o.bytes <= 4;
@@ -155,7 +172,11 @@ public final class SweepReport {
         String ratio = bestRow == null ? "-" : latency
             ? String.format(Locale.ROOT, "%.2f (time)", o.medianUs / bestRow.medianUs)
             : String.format(Locale.ROOT, "%.2f", o.busbw / bestRow.busbw);
-        md.append(' ').append(best == null ? "-" : best).append(" | ").append(ratio).append(" |\n");
+        md.append(' ').append(best == null ? "-" : best).append(" | ").append(ratio).append(" |");
+        if (roundCount > 1) {
+          md.append(' ').append(roundRatios(o.bytes, ourRounds, peerRounds)).append(" |");
+        }
+        md.append('\n');
       }
       addSeries(chart, "spark-collective N=" + n, ours, false);
       for (Map.Entry<String, Map<Long, Row>> p : peers.entrySet()) {
@@ -165,6 +186,32 @@ public final class SweepReport {
     Files.writeString(dir.resolve("report.md"), md.toString());
     chart.write(dir.resolve("chart.png"));
     System.out.print(md);
+  }
+
+  /**
+   * The lowest and highest of the ratios that each round gives on its own (ours in round k over the best peer in
+   * round k; time for 4 bytes, busbw otherwise): how far one sitting's ratio could have been from the median's.
+   */
+  static String roundRatios(long bytes, List<Map<Long, Row>> ours, Map<String, List<Map<Long, Row>>> peers) {
+    double lo = Double.POSITIVE_INFINITY;
+    double hi = Double.NEGATIVE_INFINITY;
+    boolean latency = bytes <= 4;
+    for (int k = 0; k < ours.size(); k++) {
+      Row o = ours.get(k).get(bytes);
+      Row best = null;
+      for (List<Map<Long, Row>> p : peers.values()) {
+        Row m = k < p.size() ? p.get(k).get(bytes) : null;
+        if (m != null && (best == null || (latency ? m.medianUs < best.medianUs : m.busbw > best.busbw))) {
+          best = m;
+        }
+      }
+      if (o != null && best != null) {
+        double r = latency ? o.medianUs / best.medianUs : o.busbw / best.busbw;
+        lo = Math.min(lo, r);
+        hi = Math.max(hi, r);
+      }
+    }
+    return lo > hi ? "-" : String.format(Locale.ROOT, "%.2f-%.2f", lo, hi);
   }
 
   private static String cell(Row r) {

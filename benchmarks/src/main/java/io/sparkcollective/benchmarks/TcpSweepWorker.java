@@ -14,6 +14,9 @@ import io.sparkcollective.core.transport.tcp.TcpEndpoint;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.FloatBuffer;
 import java.nio.file.Files;
 import java.nio.file.Paths;
 import java.util.ArrayList;
@@ -34,7 +37,9 @@ import java.util.concurrent.Future;
  * Before the sweep, the same procedure runs on 4 B to 1 MiB until {@code --warmup-ops} (50000) all-reduces
  * have warmed the JIT up. With {@code --ranks-per-process k} each process runs k ranks on threads that share
  * its endpoint, as barrier tasks share their executor's (the hierarchical all-reduce). {@code --wire BF16}
- * sends bfloat16 on the wire (the sums checked are small integers, exact in it).
+ * sends bfloat16 on the wire (the sums checked are small integers, exact in it). {@code --vector direct} keeps
+ * the vector in a little-endian direct buffer (as a Python task's array from {@code comm.empty} is, or a Java
+ * task's direct buffer) instead of a {@code float[]} (the default, {@code --vector heap}).
  */
 public final class TcpSweepWorker {
   static final long[] DEFAULT_SIZES = {4, 64 << 10, 1 << 20, 16 << 20, 64 << 20};
@@ -91,13 +96,19 @@ public final class TcpSweepWorker {
     int warmupOps = args.getInt("warmup-ops", 50000);
     Algorithm algorithm = Algorithm.valueOf(args.get("algorithm", "AUTO"));
     String wire = args.get("wire", "F32");
+    String vector = args.get("vector", "heap");
+    if (!vector.equals("heap") && !vector.equals("direct")) {
+      throw new IllegalArgumentException("--vector " + vector + ": heap or direct");
+    }
+    boolean direct = vector.equals("direct");
     try (Communicator comm = TcpGroup.join(endpoint, "sweep", rank, peers, config)) {
       CollectiveOptions options = CollectiveOptions.DEFAULT.withAlgorithm(algorithm)
           .withWireType(wire.equals("F32") ? null : DType.valueOf(wire));
       StringBuilder csv = new StringBuilder("n,algorithm,bytes,k,median_us,min_us,max_us,algbw_gbs,busbw_gbs,check\n");
       if (rank == 0) {
         System.out.printf(Locale.ROOT, "# spark-collective TCP all-reduce float32 sum, N=%d (%d per process), reps=%d, "
-            + "target_rep_s=%.2f, algorithm=%s, wire=%s%n", n, perProcess, reps, target, algorithm, wire);
+            + "target_rep_s=%.2f, algorithm=%s, wire=%s, vector=%s%n", n, perProcess, reps, target, algorithm, wire,
+            vector);
         System.out.printf(Locale.ROOT, "%-10s %6s %12s %12s %12s %10s %10s %s%n", "bytes", "K", "median_us", "min_us",
             "max_us", "algbw_GB/s", "busbw_GB/s", "check");
       }
@@ -105,9 +116,9 @@ public final class TcpSweepWorker {
       // broadcasts) on small sizes, so that what is timed runs compiled code whose profile no longer changes.
       long warmed = 0;
       for (int pass = 0; warmed < warmupOps; pass++) {
-        warmed += sweep(comm, new long[] {4, 4096, 65536, 1 << 20}, options, n, rank, 3, 0.02, null);
+        warmed += sweep(comm, new long[] {4, 4096, 65536, 1 << 20}, options, n, rank, 3, 0.02, null, direct);
       }
-      sweep(comm, sizes, options, n, rank, reps, target, csv);
+      sweep(comm, sizes, options, n, rank, reps, target, csv, direct);
       String csvPath = args.get("csv", "");
       if (rank == 0 && !csvPath.isEmpty()) {
         write(csvPath, csv.toString());
@@ -124,15 +135,16 @@ public final class TcpSweepWorker {
 
   /**
    * Measures every size (printing rank 0's rows when {@code csv} is not null); returns the number of
-   * all-reduces it ran.
+   * all-reduces it ran. With {@code direct} the vector is a little-endian direct buffer.
    */
   private static long sweep(Communicator comm, long[] sizes, CollectiveOptions options, int n, int rank, int reps,
-      double target, StringBuilder csv) {
+      double target, StringBuilder csv, boolean direct) {
     long ops = 0;
     for (long bytes : sizes) {
       int count = (int) Math.max(1, bytes / 4);
-      float[] data = new float[count];
-      DataBuffer buf = DataBuffer.of(data);
+      float[] data = direct ? null : new float[count];
+      ByteBuffer store = direct ? ByteBuffer.allocateDirect(count * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN) : null;
+      DataBuffer buf = direct ? DataBuffer.of(store, DType.F32) : DataBuffer.of(data);
       int warm = bytes <= (1 << 20) ? 20 : 3;
       for (int w = 0; w < warm; w++) {
         comm.allReduce(buf, ReduceOp.SUM, options);
@@ -157,10 +169,14 @@ public final class TcpSweepWorker {
         times[r] = el[0];
         ops += k[0];
       }
-      Arrays.fill(data, rank + 1);
+      FloatBuffer floats = direct ? store.asFloatBuffer() : FloatBuffer.wrap(data);
+      for (int i = 0; i < count; i++) {
+        floats.put(i, rank + 1);
+      }
       comm.allReduce(buf, ReduceOp.SUM, options);
       float expect = n * (n + 1) / 2f;
-      int[] ok = {data[0] == expect && data[count - 1] == expect && data[count / 2] == expect ? 1 : 0};
+      boolean right = floats.get(0) == expect && floats.get(count - 1) == expect && floats.get(count / 2) == expect;
+      int[] ok = {right ? 1 : 0};
       comm.allReduce(ok, ReduceOp.MIN);
       Arrays.sort(times);
       double med = times[reps / 2];

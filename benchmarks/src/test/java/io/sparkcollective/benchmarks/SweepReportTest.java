@@ -1,6 +1,7 @@
 package io.sparkcollective.benchmarks;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -46,5 +47,37 @@ class SweepReportTest {
     assertEquals(5, SweepReport.parseRounds(dir, "a").get(65536L).medianUs);
     Files.writeString(dir.resolve("b.txt"), table(7));
     assertEquals(7, SweepReport.parseRounds(dir, "b").get(4L).medianUs);
+  }
+
+  @Test
+  void shouldReportTheMedianRoundsAndTheRangeOfTheRatiosRoundByRound(@TempDir Path dir) throws IOException {
+    // Ours and two peers over three rounds; busbw = 1000 / median. At 64 KiB the best peer is the one with the
+    // higher busbw in each round: round 1 mpi (100 us), round 2 gloo (50 us), round 3 mpi (200 us); ours 100, 100,
+    // 400 us: ratios 100/100 = 1.00, 50/100 = 0.50, 200/400 = 0.50. At 4 B (time): ours 10, 30, 20 over the
+    // faster peer's 5, 10, 40: 2.00, 3.00, 0.50.
+    Files.writeString(dir.resolve("collective-2.txt"), table(10, 100));
+    Files.writeString(dir.resolve("collective-2.2.txt"), table(30, 100));
+    Files.writeString(dir.resolve("collective-2.3.txt"), table(20, 400));
+    Files.writeString(dir.resolve("mpi-2.txt"), table(5, 100));
+    Files.writeString(dir.resolve("mpi-2.2.txt"), table(10, 300));
+    Files.writeString(dir.resolve("mpi-2.3.txt"), table(40, 200));
+    Files.writeString(dir.resolve("gloo-ring-2.txt"), table(8, 150));
+    Files.writeString(dir.resolve("gloo-ring-2.2.txt"), table(60, 50));
+    Files.writeString(dir.resolve("gloo-ring-2.3.txt"), table(50, 900));
+    Map<String, java.util.List<Map<Long, SweepReport.Row>>> peers = new java.util.LinkedHashMap<>();
+    peers.put("mpi", SweepReport.rounds(dir, "mpi-2"));
+    peers.put("gloo", SweepReport.rounds(dir, "gloo-ring-2"));
+    java.util.List<Map<Long, SweepReport.Row>> ours = SweepReport.rounds(dir, "collective-2");
+    assertEquals("0.50-1.00", SweepReport.roundRatios(65536, ours, peers));
+    assertEquals("0.50-3.00", SweepReport.roundRatios(4, ours, peers));
+
+    SweepReport.main(new String[] {dir.toString(), "2"});
+    String report = Files.readString(dir.resolve("report.md"));
+    // Medians of rounds: ours 4 B 20 us, 64 KiB 100 us; Open MPI 10 and 200; Gloo ring 50 and 150 (busbw 6.667).
+    // Best at 4 B: Open MPI (10 us), 20 / 10 = 2.00; at 64 KiB: Gloo ring, busbw 10 / 6.667 = 1.50.
+    assertTrue(report.contains("| 4 | 20.0 (50.000) | 10.0 (100.000) | 50.0 (20.000) | Open MPI TCP | 2.00 (time) "
+        + "| 0.50-3.00 |"), report);
+    assertTrue(report.contains("| 65536 | 100.0 (10.000) | 200.0 (5.000) | 150.0 (6.667) | Gloo ring | 1.50 "
+        + "| 0.50-1.00 |"), report);
   }
 }
