@@ -29,6 +29,11 @@ import org.openjdk.jmh.annotations.Warmup;
  * reduction can be). {@code segmentReduceF32} is the path a received segment takes: bulk copy out of the
  * little-endian wire buffer into scratch, then the kernel.
  *
+ * <p>A vector in a direct buffer (a Python task's array from {@code comm.empty}, a Java task's direct buffer)
+ * against the same in a {@code float[]}: {@code segmentReduceF32Direct} is {@code segmentReduceF32} into it, and
+ * {@code foldInPlaceF32} / {@code foldInPlaceF32Direct} fold another rank's vector of the process into this one
+ * where it lies, as the hierarchical all-reduce's tasks of one executor do.
+ *
  * <p>Half precision, against the same copy: {@code segmentWriteF32} (a segment into a frame, as sent),
  * {@code segmentWriteBf16Wire} and {@code segmentReduceBf16Wire} (the same with bfloat16 on the wire: narrowed
  * on the way out, widened and summed on the way in), {@code stageAndCommitF16} and {@code stageAndCommitBf16}
@@ -58,6 +63,10 @@ public class KernelBenchmark {
   private final Scratch scratch = new Scratch();
   private int segment;
 
+  private Elements directTarget;
+  private Elements peerVector;
+  private Elements directPeerVector;
+
   private WireBuffer bf16Wire;
   private Elements bf16Target;
   private Elements f32Source;
@@ -80,6 +89,9 @@ public class KernelBenchmark {
     wire = new WireBuffer(segment * 4, true);
     Elements.open(DataBuffer.of(b, 0, segment), scratch, 0).write(0, segment, wire);
     target = Elements.open(DataBuffer.of(a), scratch, 0);
+    peerVector = Elements.open(DataBuffer.of(b), scratch, 0);
+    directTarget = Elements.open(DataBuffer.of(direct(a), DType.F32), scratch, 0);
+    directPeerVector = Elements.open(DataBuffer.of(direct(b), DType.F32), scratch, 0);
     f32Source = Elements.open(DataBuffer.of(b), scratch, 0);
     bf16Wire = new WireBuffer(segment * 4, true);
     Elements.openReduce(DataBuffer.of(b, 0, segment), DType.BF16, scratch, 0).write(0, segment, bf16Wire);
@@ -96,6 +108,32 @@ public class KernelBenchmark {
     f16Source = Elements.openReduce(DataBuffer.of(f16, DType.F16), null, f16Scratch, 0);
     f16Wire = new WireBuffer(segment * 4, true);
     f16Source.write(0, segment, f16Wire);
+  }
+
+  private static ByteBuffer direct(float[] values) {
+    ByteBuffer d = ByteBuffer.allocateDirect(values.length * 4).order(ByteOrder.LITTLE_ENDIAN);
+    d.asFloatBuffer().put(values);
+    return d;
+  }
+
+  @Benchmark
+  public Elements segmentReduceF32Direct() {
+    for (int off = 0; off < floats; off += segment) {
+      directTarget.reduce(off, segment, wire, ReduceOp.SUM, scratch);
+    }
+    return directTarget;
+  }
+
+  @Benchmark
+  public Elements foldInPlaceF32() {
+    target.reduceFrom(peerVector, 0, floats, ReduceOp.SUM, scratch);
+    return target;
+  }
+
+  @Benchmark
+  public Elements foldInPlaceF32Direct() {
+    directTarget.reduceFrom(directPeerVector, 0, floats, ReduceOp.SUM, scratch);
+    return directTarget;
   }
 
   @Benchmark

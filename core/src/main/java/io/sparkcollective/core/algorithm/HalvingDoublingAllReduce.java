@@ -102,7 +102,8 @@ public final class HalvingDoublingAllReduce implements AllReduceAlgorithm {
     }
   }
 
-  private static int realRank(int vrank, int extra) {
+  /** The real rank of virtual rank {@code vrank} when the first {@code 2 extra} ranks folded in pairs. */
+  static int realRank(int vrank, int extra) {
     return vrank < extra ? 2 * vrank + 1 : vrank + extra;
   }
 }

@@ -4,7 +4,8 @@ package io.sparkcollective.core.api;
  * All-reduce algorithms. {@link #AUTO} lets the selector pick by message size and group size; the
  * others force one (useful for tests and tuning). The cost model (alpha = latency per message,
  * beta = seconds per byte, S bytes, N ranks): RING 2(N-1)alpha + 2(N-1)/N S beta; HALVING_DOUBLING
- * 2 log2(N) alpha + 2(N-1)/N S beta; DIRECT alpha + (N-1) S beta.
+ * 2 log2(N) alpha + 2(N-1)/N S beta; DIRECT alpha + (N-1) S beta; RECURSIVE_DOUBLING log2(N) alpha +
+ * log2(N) S beta (for powers of two; the others add a fold and an unfold of the whole vector).
  */
 public enum Algorithm {
   AUTO,
@@ -27,7 +28,13 @@ public enum Algorithm {
    * along the rows. 2(a-1) + 2(b-1) latencies instead of the ring's 2(N-1), the same 2(N-1)/N of the vector per
    * rank. A group whose size has no such factors (a prime) runs the plain ring.
    */
-  RING_2D;
+  RING_2D,
+  /**
+   * log2 N steps, in each of which a rank exchanges its whole vector with one partner and combines it: half
+   * the latencies of HALVING_DOUBLING, one message per step where DIRECT sends N - 1 at once; for small
+   * messages. Every rank combines in the same order, so all end bitwise identical.
+   */
+  RECURSIVE_DOUBLING;
 
   /** The code frames carry for {@code algorithm} (with {@code inner} for HIERARCHICAL). */
   public static int wireCode(Algorithm algorithm, Algorithm inner) {

@@ -77,7 +77,8 @@ public final class CollectiveConfig {
     key(SEGMENT_BYTES, "262144", "Largest payload of one frame; large messages are cut into segments of this "
         + "size so that sending one overlaps reducing the previous (a power of two, 4 KiB to 64 MiB).");
     key(ALGORITHM, "AUTO",
-        "All-reduce algorithm: AUTO (by size and placement), RING, DIRECT, HALVING_DOUBLING, HIERARCHICAL or RING_2D.");
+        "All-reduce algorithm: AUTO (by size and placement), RING, DIRECT, HALVING_DOUBLING, HIERARCHICAL, RING_2D "
+        + "or RECURSIVE_DOUBLING.");
     key(DIRECT_MAX_BYTES, "16384", "AUTO uses DIRECT up to this many bytes (if the group is small enough).");
     key(DIRECT_MAX_RANKS, "8", "AUTO uses DIRECT only for groups of at most this many ranks.");
     key(RING_MIN_BYTES, "4194304", "AUTO uses RING from this many bytes on, HALVING_DOUBLING below (in groups of "
@@ -191,7 +192,8 @@ public final class CollectiveConfig {
     try {
       this.algorithm = Algorithm.valueOf(v.get(ALGORITHM).trim().toUpperCase(Locale.ROOT));
     } catch (IllegalArgumentException e) {
-      throw bad(ALGORITHM, v.get(ALGORITHM), "one of AUTO, RING, DIRECT, HALVING_DOUBLING, HIERARCHICAL, RING_2D");
+      throw bad(ALGORITHM, v.get(ALGORITHM),
+          "one of AUTO, RING, DIRECT, HALVING_DOUBLING, HIERARCHICAL, RING_2D, RECURSIVE_DOUBLING");
     }
     this.directMaxBytes = nonNegativeLong(v, DIRECT_MAX_BYTES);
     this.directMaxRanks = (int) Math.min(Integer.MAX_VALUE, nonNegativeLong(v, DIRECT_MAX_RANKS));

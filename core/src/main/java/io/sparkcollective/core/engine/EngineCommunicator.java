@@ -84,7 +84,7 @@ public final class EngineCommunicator implements ManagedCommunicator {
     this.rank = transport.rank();
     this.size = transport.size();
     this.selector = new AlgorithmSelector(config.directMaxBytes(), config.directMaxRanks(), config.ringMinBytes(),
-        config.algorithm(), config.linkMbps(), config.stepMicros(), config.segmentBytes());
+        config.algorithm(), config.linkMbps(), config.stepMicros(), config.segmentBytes(), transport.memoryToAll());
     this.placement = Placement.of(transport.nodes());
     this.sendSeq = new long[size * CollectiveOptions.MAX_TAGS];
     this.recvSeq = new long[size * CollectiveOptions.MAX_TAGS];

@@ -26,6 +26,11 @@ public abstract class ForwardingTransport implements Transport {
   }
 
   @Override
+  public boolean memoryToAll() {
+    return delegate.memoryToAll();
+  }
+
+  @Override
   public String describe(int rank) {
     return delegate.describe(rank);
   }

@@ -29,6 +29,15 @@ public interface Transport extends AutoCloseable {
     return nodes;
   }
 
+  /**
+   * Whether this rank reaches every peer through memory: ranks of its process, and endpoints of its host through
+   * shared-memory rings. Every rank of a group answers alike (it depends on where the group's endpoints are and
+   * on the cluster's settings), so algorithm choices made on it agree. False by default.
+   */
+  default boolean memoryToAll() {
+    return false;
+  }
+
   /** What this rank received over network links from each peer, and how fast; null if it has no such links. */
   default LinkReceipts receipts() {
     return null;

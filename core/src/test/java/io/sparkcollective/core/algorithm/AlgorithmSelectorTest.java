@@ -36,14 +36,28 @@ class AlgorithmSelectorTest {
   @Test
   void shouldFollowTheConfiguredTableWithTheLinkUnknown() {
     AlgorithmSelector s = table();
-    assertEquals(Algorithm.DIRECT, auto(s, 16384, Placement.flat(4)));
+    // Small messages over sockets: one message per step; two ranks send one message each way with any algorithm.
+    assertEquals(Algorithm.RECURSIVE_DOUBLING, auto(s, 16384, Placement.flat(4)));
+    assertEquals(Algorithm.RECURSIVE_DOUBLING, auto(s, 4, Placement.flat(3)));
+    assertEquals(Algorithm.DIRECT, auto(s, 16384, Placement.flat(2)));
     assertEquals(Algorithm.HALVING_DOUBLING, auto(s, 16385, Placement.flat(4)));
-    assertEquals(Algorithm.HALVING_DOUBLING, auto(s, 4, Placement.flat(16)), "16 ranks: over directMaxRanks");
+    assertEquals(Algorithm.RECURSIVE_DOUBLING, auto(s, 4, Placement.flat(16)), "16 ranks: over directMaxRanks");
     assertEquals(Algorithm.RING, auto(s, (4 << 20) + 1, Placement.flat(4)));
     assertEquals(Algorithm.RING, auto(s, 65536, Placement.flat(3)), "not a power of two: RING above DIRECT");
     Placement fourByTwo = Placement.of(new int[] {0, 0, 1, 1, 2, 2, 3, 3});
-    assertEquals(AlgorithmChoice.of(Algorithm.HIERARCHICAL, Algorithm.DIRECT), s.select(Algorithm.AUTO, 32768,
-        fourByTwo), "16 KiB per rank across hosts");
+    assertEquals(AlgorithmChoice.of(Algorithm.HIERARCHICAL, Algorithm.RECURSIVE_DOUBLING), s.select(Algorithm.AUTO,
+        32768, fourByTwo), "16 KiB per rank across hosts");
+  }
+
+  @Test
+  void shouldSendSmallMessagesToAllAtOnceWhereEveryPeerIsReachedThroughMemory() {
+    AlgorithmSelector memory = new AlgorithmSelector(16384, 8, 4 << 20, Algorithm.AUTO, 0, 0, SEGMENT, true);
+    assertEquals(Algorithm.DIRECT, auto(memory, 16384, Placement.flat(4)));
+    assertEquals(Algorithm.DIRECT, auto(memory, 4, Placement.flat(8)));
+    assertEquals(Algorithm.RECURSIVE_DOUBLING, auto(memory, 4, Placement.flat(9)), "over directMaxRanks");
+    assertEquals(Algorithm.HALVING_DOUBLING, auto(memory, 16385, Placement.flat(4)));
+    assertEquals(AlgorithmChoice.of(Algorithm.HIERARCHICAL, Algorithm.DIRECT), memory.select(Algorithm.AUTO, 32768,
+        Placement.of(new int[] {0, 0, 1, 1, 2, 2, 3, 3})), "16 KiB per rank across the host's processes");
   }
 
   @Test

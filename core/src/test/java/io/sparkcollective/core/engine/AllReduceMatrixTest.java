@@ -43,7 +43,7 @@ class AllReduceMatrixTest {
   static Stream<Arguments> groups() {
     List<Arguments> cases = new ArrayList<>();
     for (Algorithm a : new Algorithm[] {Algorithm.RING, Algorithm.DIRECT, Algorithm.HALVING_DOUBLING,
-        Algorithm.RING_2D}) {
+        Algorithm.RING_2D, Algorithm.RECURSIVE_DOUBLING}) {
       for (int n = 1; n <= 17; n++) {
         cases.add(Arguments.of(a, n));
       }
@@ -151,7 +151,7 @@ class AllReduceMatrixTest {
   static Stream<Arguments> largeCases() {
     List<Arguments> cases = new ArrayList<>();
     for (Algorithm a : new Algorithm[] {Algorithm.RING, Algorithm.HALVING_DOUBLING, Algorithm.DIRECT,
-        Algorithm.RING_2D}) {
+        Algorithm.RING_2D, Algorithm.RECURSIVE_DOUBLING}) {
       for (int n : new int[] {2, 3, 4, 7}) {
         cases.add(Arguments.of(a, n));
       }
@@ -188,7 +188,7 @@ class AllReduceMatrixTest {
   @Test
   void shouldGiveBitwiseEqualAndRepeatableResultsForRandomFloats() {
     for (Algorithm algorithm : new Algorithm[] {Algorithm.RING, Algorithm.DIRECT, Algorithm.HALVING_DOUBLING,
-        Algorithm.RING_2D}) {
+        Algorithm.RING_2D, Algorithm.RECURSIVE_DOUBLING}) {
       for (int n : new int[] {3, 5, 8}) {
         int len = 10_007;
         List<float[]> first = runRandom(algorithm, n, len);
@@ -208,6 +208,44 @@ class AllReduceMatrixTest {
           float got = first.get(0)[i];
           assertTrue(Math.abs(got - exact[i]) <= 1e-5 * n * (1 + Math.abs(exact[i])),
               algorithm + " element " + i + ": " + got + " vs " + exact[i]);
+        }
+      }
+    }
+  }
+
+  /**
+   * NaNs of different payloads meet in every element: which payload a sum or a comparison keeps depends on the
+   * order of its operands, so ranks that combined the same values in different orders would differ in bits.
+   */
+  @Test
+  void shouldGiveEveryRankTheSameBitsWhereNaNsOfDifferentPayloadsMeet() {
+    for (Algorithm algorithm : new Algorithm[] {Algorithm.RING, Algorithm.DIRECT, Algorithm.HALVING_DOUBLING,
+        Algorithm.RING_2D, Algorithm.RECURSIVE_DOUBLING}) {
+      for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.MAX, ReduceOp.MIN}) {
+        for (int n : new int[] {2, 3, 4, 6, 8}) {
+          int len = 1500;
+          LocalGroup group = LocalGroup.create(n,
+              CollectiveConfig.from(Map.of(CollectiveConfig.SEGMENT_BYTES, "4096")), UnaryOperator.identity());
+          List<float[]> out;
+          try {
+            out = GroupHarness.run(group, Duration.ofSeconds(60), comm -> {
+              float[] data = new float[len];
+              for (int i = 0; i < len; i++) {
+                // A quiet NaN whose payload names the rank and the element.
+                data[i] = Float.intBitsToFloat(0x7FC00000 | (comm.rank() + 1) << 12 | i);
+              }
+              comm.allReduce(DataBuffer.of(data), op, CollectiveOptions.DEFAULT.withAlgorithm(algorithm));
+              return data;
+            });
+          } finally {
+            GroupHarness.closeAll(group);
+          }
+          for (int r = 1; r < n; r++) {
+            for (int i = 0; i < len; i++) {
+              assertEquals(Float.floatToRawIntBits(out.get(0)[i]), Float.floatToRawIntBits(out.get(r)[i]),
+                  algorithm + " " + op + " n=" + n + ": element " + i + " of rank " + r + " differs from rank 0's");
+            }
+          }
         }
       }
     }

@@ -110,7 +110,8 @@ class HalfPrecisionWireTest {
 
   @ParameterizedTest(name = "{0} {1} on {2} ranks")
   @CsvSource({"F16, RING, 2", "F16, RING, 3", "F16, RING, 5", "F16, HALVING_DOUBLING, 4", "F16, HALVING_DOUBLING, 6",
-      "F16, DIRECT, 3", "BF16, RING, 4", "BF16, RING, 7", "BF16, HALVING_DOUBLING, 8", "BF16, DIRECT, 5"})
+      "F16, DIRECT, 3", "BF16, RING, 4", "BF16, RING, 7", "BF16, HALVING_DOUBLING, 8", "BF16, DIRECT, 5",
+      "F16, RECURSIVE_DOUBLING, 4", "BF16, RECURSIVE_DOUBLING, 6"})
   void shouldSendHalfTheBytesOfTheExactModeWithinTheBoundAndTheSameBitsOnEveryRank(DType dtype,
       Algorithm algorithm, int n) {
     AtomicLong sent = new AtomicLong();
@@ -182,7 +183,8 @@ class HalfPrecisionWireTest {
   @ParameterizedTest(name = "{0} data {1} on {2} ranks")
   @CsvSource({"F16, RING, 2", "BF16, RING, 3", "F32, RING, 2", "F32, RING, 3", "F32, RING, 4", "F16, DIRECT, 3",
       "F32, DIRECT, 4", "BF16, HALVING_DOUBLING, 4", "F32, HALVING_DOUBLING, 3", "F32, HALVING_DOUBLING, 4",
-      "F16, HIERARCHICAL, 6", "F32, HIERARCHICAL, 6"})
+      "F16, HIERARCHICAL, 6", "F32, HIERARCHICAL, 6", "F32, RECURSIVE_DOUBLING, 4", "BF16, RECURSIVE_DOUBLING, 3",
+      "F16, RECURSIVE_DOUBLING, 5"})
   void shouldGiveTheSameBitsWhetherSegmentsCoverTheRoundingTilesWholeOrNot(DType dtype, Algorithm algorithm, int n) {
     int[] nodes = new int[n];
     for (int r = 0; r < n; r++) {

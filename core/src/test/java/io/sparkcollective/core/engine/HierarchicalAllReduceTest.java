@@ -288,11 +288,11 @@ class HierarchicalAllReduceTest {
         "inner carries half the vector: 3 MiB, below RING's threshold of 4 MiB");
     assertEquals(Algorithm.DIRECT, s.select(Algorithm.AUTO, 4, twoByTwo).inner());
     // Not a power of two: RING above DIRECT's size (HALVING_DOUBLING would fold a rank in with two full-vector
-    // transfers), HALVING_DOUBLING below it where DIRECT does not apply (too many ranks).
+    // transfers), RECURSIVE_DOUBLING below it over sockets, at any group size.
     assertEquals(Algorithm.RING, s.select(Algorithm.AUTO, 1 << 20, Placement.flat(3)).algorithm());
     assertEquals(Algorithm.RING, s.select(Algorithm.AUTO, 65536, Placement.flat(6)).algorithm());
-    assertEquals(Algorithm.DIRECT, s.select(Algorithm.AUTO, 16384, Placement.flat(3)).algorithm());
-    assertEquals(Algorithm.HALVING_DOUBLING, s.select(Algorithm.AUTO, 16384, Placement.flat(12)).algorithm());
+    assertEquals(Algorithm.RECURSIVE_DOUBLING, s.select(Algorithm.AUTO, 16384, Placement.flat(3)).algorithm());
+    assertEquals(Algorithm.RECURSIVE_DOUBLING, s.select(Algorithm.AUTO, 16384, Placement.flat(12)).algorithm());
     assertEquals(Algorithm.RING, s.select(Algorithm.AUTO, 1 << 20, Placement.flat(12)).algorithm());
     assertEquals(Algorithm.HALVING_DOUBLING, s.select(Algorithm.AUTO, 1 << 20, Placement.flat(4)).algorithm(),
         "one rank per process");

@@ -47,7 +47,8 @@ class WireCompressionTest {
     LocalGroup group = LocalGroup.create(n, CollectiveConfig.from(Map.of(CollectiveConfig.SEGMENT_BYTES, "4096")),
         UnaryOperator.identity());
     try {
-      for (Algorithm algorithm : new Algorithm[] {Algorithm.RING, Algorithm.DIRECT, Algorithm.HALVING_DOUBLING}) {
+      for (Algorithm algorithm : new Algorithm[] {Algorithm.RING, Algorithm.DIRECT, Algorithm.HALVING_DOUBLING,
+          Algorithm.RECURSIVE_DOUBLING}) {
         for (int len : new int[] {0, 1, n + 1, 3001, 20_011}) {
           for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.AVG, ReduceOp.MAX}) {
             List<float[]> out = GroupHarness.run(group, LIMIT, comm -> {

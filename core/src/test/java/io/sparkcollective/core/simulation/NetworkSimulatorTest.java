@@ -62,6 +62,27 @@ class NetworkSimulatorTest {
     }
   }
 
+  /**
+   * Recursive doubling sends the whole vector at each of its log2 P steps; on a group that is not a power of two
+   * the folded-in ranks send it once (and get it back) and their partners send it once more, back.
+   */
+  @ParameterizedTest(name = "RECURSIVE_DOUBLING on {0} ranks, {1} elements")
+  @CsvSource({"2, 1000", "4, 4096", "8, 3001", "16, 100000", "6, 5000", "7, 77"})
+  void shouldSendTheWholeVectorAtEveryDoublingStep(int n, int len) {
+    SimulationResult r = NetworkSimulator.run(flat(Algorithm.RECURSIVE_DOUBLING), n, len, Float.BYTES, SEGMENT,
+        linksOnly());
+    int p = Integer.highestOneBit(n);
+    int extra = n - p;
+    long vector = (long) len * Float.BYTES;
+    long levels = Integer.numberOfTrailingZeros(p);
+    for (int rank = 0; rank < n; rank++) {
+      boolean foldedIn = rank < 2 * extra && rank % 2 == 0;
+      boolean unfolds = rank < 2 * extra && rank % 2 == 1;
+      long expected = foldedIn ? vector : (levels + (unfolds ? 1 : 0)) * vector;
+      assertEquals(expected, r.networkBytes(rank), "rank " + rank);
+    }
+  }
+
   @Test
   void shouldSendTwoNMinusOneTimesTheVectorInAllWhenChunksAreUneven() {
     int n = 7;
@@ -77,7 +98,8 @@ class NetworkSimulatorTest {
   /** Steps used against the count each algorithm states (halving-doubling on a power of two has no unfold step). */
   @ParameterizedTest(name = "{0} on {1} ranks, {2} elements")
   @CsvSource({"RING, 4, 1000, 0", "RING, 3, 200000, 0", "RING, 8, 1000000, 0", "HALVING_DOUBLING, 8, 5000, 1",
-      "HALVING_DOUBLING, 6, 5000, 0", "DIRECT, 5, 3000, 0", "DIRECT, 2, 1, 0"})
+      "HALVING_DOUBLING, 6, 5000, 0", "DIRECT, 5, 3000, 0", "DIRECT, 2, 1, 0", "RECURSIVE_DOUBLING, 8, 5000, 1",
+      "RECURSIVE_DOUBLING, 6, 5000, 0", "RECURSIVE_DOUBLING, 2, 1, 1"})
   void shouldUseTheStepsEachAlgorithmStates(Algorithm a, int n, int len, int unused) {
     AllReduceAlgorithm alg = flat(a);
     SimulationResult r = NetworkSimulator.run(alg, n, len, Float.BYTES, SEGMENT, linksOnly());
@@ -123,7 +145,8 @@ class NetworkSimulatorTest {
   @ParameterizedTest(name = "{0} on {1} ranks, {2} per host, {3} elements, {4}")
   @CsvSource({"RING, 2, 1, 5000, SUM", "RING, 5, 1, 30011, SUM", "RING, 7, 1, 3, MAX",
       "HALVING_DOUBLING, 4, 1, 9000, SUM", "HALVING_DOUBLING, 7, 1, 9001, SUM", "DIRECT, 3, 1, 2500, SUM",
-      "DIRECT, 6, 1, 700, PROD",
+      "DIRECT, 6, 1, 700, PROD", "RECURSIVE_DOUBLING, 8, 1, 9000, SUM", "RECURSIVE_DOUBLING, 7, 1, 3001, SUM",
+      "RECURSIVE_DOUBLING, 5, 1, 100, MAX",
       "HIERARCHICAL, 4, 2, 9000, SUM", "HIERARCHICAL, 9, 3, 70001, SUM", "HIERARCHICAL, 8, 4, 100, SUM",
       "RING_2D, 6, 1, 30011, SUM", "RING_2D, 12, 1, 5000, SUM", "RING_2D, 9, 3, 1001, SUM"})
   void shouldLeaveTheSameBitsAsTheInJvmTransport(Algorithm a, int n, int perHost, int len, ReduceOp op) {

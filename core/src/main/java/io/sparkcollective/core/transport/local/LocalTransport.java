@@ -42,6 +42,12 @@ public final class LocalTransport implements Transport {
     return size;
   }
 
+  /** Every rank is a thread of this process. */
+  @Override
+  public boolean memoryToAll() {
+    return true;
+  }
+
   /** Every rank is a thread of this process: one node. */
   @Override
   public int[] nodes() {

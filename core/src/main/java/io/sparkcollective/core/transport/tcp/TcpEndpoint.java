@@ -147,6 +147,15 @@ public final class TcpEndpoint implements AutoCloseable {
   }
 
   /** The caller-driven I/O of this endpoint, or null when the event loops move every byte. */
+  /**
+   * Whether payloads to the endpoint at {@code peer} go through a shared-memory ring once connected: this
+   * endpoint's connections offer rings (caller-driven progress, no TLS, rings configured) and the peer is on
+   * this host.
+   */
+  boolean sharedMemoryTo(InetSocketAddress peer) {
+    return io != null && io.offersRings() && peer.getAddress() != null && CallerDrivenIo.onThisHost(peer.getAddress());
+  }
+
   CallerDrivenIo callerIo() {
     return io;
   }

@@ -158,6 +158,17 @@ public final class TcpTransport implements Transport {
     return nodes;
   }
 
+  /** Ranks of this endpoint, and endpoints of this host while its connections offer shared-memory rings. */
+  @Override
+  public boolean memoryToAll() {
+    for (int p = 0; p < size; p++) {
+      if (!sameEndpoint[p] && !endpoint.sharedMemoryTo(peerAddresses[p])) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   @Override
   public String describe(int r) {
     return "rank " + r + " (" + peerKeys[r] + ")";

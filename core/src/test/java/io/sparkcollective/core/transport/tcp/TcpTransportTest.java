@@ -93,7 +93,7 @@ class TcpTransportTest {
       try {
         GroupHarness.run(group, LIMIT, comm -> {
           for (Algorithm a : new Algorithm[] {Algorithm.RING, Algorithm.DIRECT, Algorithm.HALVING_DOUBLING,
-              Algorithm.RING_2D}) {
+              Algorithm.RING_2D, Algorithm.RECURSIVE_DOUBLING}) {
             for (int len : new int[] {0, 1, n + 1, 100_003}) {
               for (DType dtype : new DType[] {DType.F32, DType.I64, DType.BF16}) {
                 for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.MAX}) {

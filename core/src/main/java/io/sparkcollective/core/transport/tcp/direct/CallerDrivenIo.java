@@ -17,6 +17,8 @@ import io.sparkcollective.core.transport.tcp.link.RateLimitedLog;
 import io.sparkcollective.core.transport.tcp.link.SocketAdopter;
 import io.sparkcollective.core.transport.tcp.shm.SharedMemoryRing;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.file.Files;
@@ -274,6 +276,20 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
   void writeInterestChanged() {
     if (token.get()) {
       selector.wakeup();
+    }
+  }
+
+  /** Whether this endpoint's connections to endpoints of its host offer shared-memory rings. */
+  public boolean offersRings() {
+    return config.sharedMemoryBytes() > 0 && !config.tlsEnabled() && Files.isDirectory(config.sharedMemoryDir());
+  }
+
+  /** Whether {@code a} is an address of this host (loopback, or one of its interfaces'). */
+  public static boolean onThisHost(InetAddress a) {
+    try {
+      return a.isLoopbackAddress() || NetworkInterface.getByInetAddress(a) != null;
+    } catch (IOException | RuntimeException e) {
+      return false;
     }
   }
 

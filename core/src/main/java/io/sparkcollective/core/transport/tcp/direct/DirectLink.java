@@ -17,9 +17,7 @@ import io.sparkcollective.core.transport.tcp.protocol.DataHeader;
 import io.sparkcollective.core.transport.tcp.protocol.WireFormat;
 import io.sparkcollective.core.transport.tcp.shm.SharedMemoryRing;
 import java.io.IOException;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.NetworkInterface;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
@@ -171,8 +169,7 @@ final class DirectLink implements Link, Frame.Lender {
 
   private boolean remoteOnThisHost() {
     try {
-      InetAddress a = ((InetSocketAddress) socket.getRemoteAddress()).getAddress();
-      return a.isLoopbackAddress() || NetworkInterface.getByInetAddress(a) != null;
+      return CallerDrivenIo.onThisHost(((InetSocketAddress) socket.getRemoteAddress()).getAddress());
     } catch (IOException | RuntimeException e) {
       return false;
     }
