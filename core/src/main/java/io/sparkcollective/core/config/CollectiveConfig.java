@@ -79,7 +79,8 @@ public final class CollectiveConfig {
     key(ALGORITHM, "AUTO",
         "All-reduce algorithm: AUTO (by size and placement), RING, DIRECT, HALVING_DOUBLING, HIERARCHICAL, RING_2D "
         + "or RECURSIVE_DOUBLING.");
-    key(DIRECT_MAX_BYTES, "16384", "AUTO uses DIRECT up to this many bytes (if the group is small enough).");
+    key(DIRECT_MAX_BYTES, "16384", "Up to this many bytes AUTO uses DIRECT at two ranks and where every peer is "
+        + "reached through memory (if the group is small enough), RECURSIVE_DOUBLING otherwise.");
     key(DIRECT_MAX_RANKS, "8", "AUTO uses DIRECT only for groups of at most this many ranks.");
     key(RING_MIN_BYTES, "4194304", "AUTO uses RING from this many bytes on, HALVING_DOUBLING below (in groups of "
         + "a power of two ranks; other groups take RING above algorithm.directMaxBytes).");
