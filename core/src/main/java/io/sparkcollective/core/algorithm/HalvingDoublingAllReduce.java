@@ -33,24 +33,15 @@ public final class HalvingDoublingAllReduce implements AllReduceAlgorithm {
   @Override
   public void allReduce(Links links) {
     int n = links.size();
-    int r = links.rank();
     int len = links.length();
     int p = Integer.highestOneBit(n);
     int extra = n - p;
     int levels = Integer.numberOfTrailingZeros(p);
     int unfoldStep = 2 * levels + 1;
 
-    int vrank;
-    if (r < 2 * extra) {
-      if ((r & 1) == 0) {
-        links.send(r + 1, 0, 0, len);
-        links.recvCopy(r + 1, unfoldStep, 0, len);
-        return;
-      }
-      links.recvReduce(r - 1, 0, 0, len);
-      vrank = r >> 1;
-    } else {
-      vrank = r - extra;
+    int vrank = foldIn(links, extra, unfoldStep);
+    if (vrank < 0) {
+      return;
     }
 
     int[] los = new int[levels];
@@ -97,8 +88,34 @@ public final class HalvingDoublingAllReduce implements AllReduceAlgorithm {
       lo = plo;
       hi = phi;
     }
+    unfold(links, extra, unfoldStep);
+  }
+
+  /**
+   * The fold of a group that is not a power of two (step 0): ranks 2i, i < {@code extra}, send their vector to
+   * 2i+1 and take the result back at {@code unfoldStep}, and get -1 (they are done); 2i+1 combines it and gets
+   * virtual rank i; every later rank r gets r - extra.
+   */
+  static int foldIn(Links links, int extra, int unfoldStep) {
+    int r = links.rank();
+    int len = links.length();
+    if (r >= 2 * extra) {
+      return r - extra;
+    }
+    if ((r & 1) == 0) {
+      links.send(r + 1, 0, 0, len);
+      links.recvCopy(r + 1, unfoldStep, 0, len);
+      return -1;
+    }
+    links.recvReduce(r - 1, 0, 0, len);
+    return r >> 1;
+  }
+
+  /** The unfold: each rank 2i+1 of the fold sends the result to 2i. */
+  static void unfold(Links links, int extra, int unfoldStep) {
+    int r = links.rank();
     if (r < 2 * extra) {
-      links.send(r - 1, unfoldStep, 0, len);
+      links.send(r - 1, unfoldStep, 0, links.length());
     }
   }
 

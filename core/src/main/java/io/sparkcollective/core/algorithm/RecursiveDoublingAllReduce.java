@@ -41,24 +41,15 @@ public final class RecursiveDoublingAllReduce implements AllReduceAlgorithm {
   @Override
   public void allReduce(Links links) {
     int n = links.size();
-    int r = links.rank();
     int len = links.length();
     int p = Integer.highestOneBit(n);
     int extra = n - p;
     int levels = Integer.numberOfTrailingZeros(p);
     int unfoldStep = levels + 1;
 
-    int vrank;
-    if (r < 2 * extra) {
-      if ((r & 1) == 0) {
-        links.send(r + 1, 0, 0, len);
-        links.recvCopy(r + 1, unfoldStep, 0, len);
-        return;
-      }
-      links.recvReduce(r - 1, 0, 0, len);
-      vrank = r >> 1;
-    } else {
-      vrank = r - extra;
+    int vrank = HalvingDoublingAllReduce.foldIn(links, extra, unfoldStep);
+    if (vrank < 0) {
+      return;
     }
 
     int seg = links.segmentElements();
@@ -90,8 +81,6 @@ public final class RecursiveDoublingAllReduce implements AllReduceAlgorithm {
         }
       }
     }
-    if (r < 2 * extra) {
-      links.send(r - 1, unfoldStep, 0, len);
-    }
+    HalvingDoublingAllReduce.unfold(links, extra, unfoldStep);
   }
 }
