@@ -3,7 +3,11 @@ package io.sparkcollective.core.testing;
 import io.sparkcollective.core.transport.ForwardingTransport;
 import io.sparkcollective.core.transport.Transport;
 
-/** An in-JVM transport that reports a given rank-to-process map, to place ranks on "executors" in tests. */
+/**
+ * An in-JVM transport that reports a given rank-to-process map, to place ranks on "executors" in tests. The
+ * processes count as being on different hosts: a peer of another process is not reached through memory, so AUTO
+ * chooses as it would between hosts (small messages across processes: RECURSIVE_DOUBLING from three processes).
+ */
 public final class NodeMapTransport extends ForwardingTransport {
   private final int[] nodes;
 
@@ -15,5 +19,15 @@ public final class NodeMapTransport extends ForwardingTransport {
   @Override
   public int[] nodes() {
     return nodes.clone();
+  }
+
+  @Override
+  public boolean memoryToAll() {
+    for (int node : nodes) {
+      if (node != nodes[0]) {
+        return false;
+      }
+    }
+    return super.memoryToAll();
   }
 }
