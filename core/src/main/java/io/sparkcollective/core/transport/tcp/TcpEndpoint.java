@@ -20,11 +20,13 @@ import io.sparkcollective.core.transport.tcp.pipeline.NettyPipelines;
 import io.sparkcollective.core.transport.tcp.protocol.ControlMessages;
 import io.sparkcollective.core.transport.tcp.protocol.DataHeader;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -59,6 +61,8 @@ public final class TcpEndpoint implements AutoCloseable {
   private final Connections connections;
   /** Drives plain connections from the waiting threads; null when Netty's event loops do all socket work. */
   private final CallerDrivenIo io;
+  /** Which peer addresses are this host's, as {@link #sharedMemoryTo} found them. */
+  private final ConcurrentHashMap<InetAddress, Boolean> onThisHost = new ConcurrentHashMap<>();
   private final String addressKey;
   private final InetSocketAddress address;
   private volatile boolean closed;
@@ -153,7 +157,9 @@ public final class TcpEndpoint implements AutoCloseable {
    * this host.
    */
   boolean sharedMemoryTo(InetSocketAddress peer) {
-    return io != null && io.offersRings() && peer.getAddress() != null && CallerDrivenIo.onThisHost(peer.getAddress());
+    InetAddress a = peer.getAddress();
+    // The interface look-up takes tens of microseconds; every group of the endpoint asks it of the same peers.
+    return io != null && io.offersRings() && a != null && onThisHost.computeIfAbsent(a, CallerDrivenIo::onThisHost);
   }
 
   CallerDrivenIo callerIo() {
