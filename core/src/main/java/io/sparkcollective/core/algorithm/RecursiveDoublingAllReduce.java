@@ -16,11 +16,12 @@ package io.sparkcollective.core.algorithm;
  *                           step 3:  [0 1 2 3 4 5 6 7]
  *   unfold (step L+1):    2i+1 sends the result to 2i.
  *
- * Bitwise identical on every rank: both partners of a step hold the same two operands (by induction, every
- * rank of a block holds the same bits of that block's combination) and apply the operator in the same order,
- * the lower block's value first: the rank of the lower block combines what it receives into its own vector;
- * the rank of the upper block stashes its own segment, copies the received one in and combines its stashed
- * one after it (as DIRECT folds its own contribution in rank order). The fold is computed once and copied.
+ * The same bits on every rank: both partners of a step hold the same two operands (by induction, every rank of
+ * a block holds the same bits of that block's combination) and apply the operator in the same order, the lower
+ * block's value first: the rank of the lower block combines what it receives into its own vector; the rank of
+ * the upper block stashes its own segment, copies the received one in and combines its stashed one after it
+ * (as DIRECT folds its own contribution in rank order). The fold is computed once and copied. (Where two NaNs
+ * meet, which payload survives is the JVM's: see README "Semantics".)
  *
  * Against halving-doubling: half the steps (L + 2 instead of 2L + 2) for L times the bytes per rank
  * (the whole vector each step instead of 2(P-1)/P of it over all steps): the small-message algorithm when

@@ -32,7 +32,7 @@ public enum Algorithm {
   /**
    * log2 N steps, in each of which a rank exchanges its whole vector with one partner and combines it: half
    * the latencies of HALVING_DOUBLING, one message per step where DIRECT sends N - 1 at once; for small
-   * messages. Every rank combines in the same order, so all end bitwise identical.
+   * messages. Every rank combines in the same order, so all end with the same bits (NaN payloads aside).
    */
   RECURSIVE_DOUBLING;
 

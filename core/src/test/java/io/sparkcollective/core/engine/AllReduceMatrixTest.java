@@ -214,11 +214,14 @@ class AllReduceMatrixTest {
   }
 
   /**
-   * NaNs of different payloads meet in every element: which payload a sum or a comparison keeps depends on the
-   * order of its operands, so ranks that combined the same values in different orders would differ in bits.
+   * NaNs of different payloads meet in every element: every rank must end with a NaN there. Which payload it
+   * keeps is not fixed: Java does not say which operand's payload a sum of two NaNs keeps, and the JIT may swap
+   * the operands of a commutative operation in one compiled version of a loop and not in another (on JDK 25
+   * DIRECT's ranks, which all combine in rank order, came out with different payloads), so only NaN-ness is
+   * checked, with the finite neighbours that share the vector exact.
    */
   @Test
-  void shouldGiveEveryRankTheSameBitsWhereNaNsOfDifferentPayloadsMeet() {
+  void shouldGiveEveryRankANaNWhereNaNsOfDifferentPayloadsMeet() {
     for (Algorithm algorithm : new Algorithm[] {Algorithm.RING, Algorithm.DIRECT, Algorithm.HALVING_DOUBLING,
         Algorithm.RING_2D, Algorithm.RECURSIVE_DOUBLING}) {
       for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.MAX, ReduceOp.MIN}) {
@@ -231,8 +234,10 @@ class AllReduceMatrixTest {
             out = GroupHarness.run(group, Duration.ofSeconds(60), comm -> {
               float[] data = new float[len];
               for (int i = 0; i < len; i++) {
-                // A quiet NaN whose payload names the rank and the element.
-                data[i] = Float.intBitsToFloat(0x7FC00000 | (comm.rank() + 1) << 12 | i);
+                // Every third element a quiet NaN whose payload names the rank and the element, else a small
+                // integer (exact in any order of summation).
+                data[i] = i % 3 == 0 ? Float.intBitsToFloat(0x7FC00000 | (comm.rank() + 1) << 12 | i)
+                    : comm.rank() + i % 7;
               }
               comm.allReduce(DataBuffer.of(data), op, CollectiveOptions.DEFAULT.withAlgorithm(algorithm));
               return data;
@@ -240,10 +245,21 @@ class AllReduceMatrixTest {
           } finally {
             GroupHarness.closeAll(group);
           }
-          for (int r = 1; r < n; r++) {
+          for (int r = 0; r < n; r++) {
             for (int i = 0; i < len; i++) {
-              assertEquals(Float.floatToRawIntBits(out.get(0)[i]), Float.floatToRawIntBits(out.get(r)[i]),
-                  algorithm + " " + op + " n=" + n + ": element " + i + " of rank " + r + " differs from rank 0's");
+              float got = out.get(r)[i];
+              String where = algorithm + " " + op + " n=" + n + ": element " + i + " of rank " + r;
+              if (i % 3 == 0) {
+                assertTrue(Float.isNaN(got), where + " is " + got + ", not NaN");
+                continue;
+              }
+              float expected = 0;
+              for (int q = 0; q < n; q++) {
+                float v = q + i % 7;
+                expected = q == 0 ? v : op == ReduceOp.SUM ? expected + v : op == ReduceOp.MAX
+                    ? Math.max(expected, v) : Math.min(expected, v);
+              }
+              assertEquals(expected, got, where);
             }
           }
         }
