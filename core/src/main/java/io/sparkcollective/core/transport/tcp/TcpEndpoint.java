@@ -150,11 +150,10 @@ public final class TcpEndpoint implements AutoCloseable {
     return pool;
   }
 
-  /** The caller-driven I/O of this endpoint, or null when the event loops move every byte. */
   /**
    * Whether payloads to the endpoint at {@code peer} go through a shared-memory ring once connected: this
-   * endpoint's connections offer rings (caller-driven progress, no TLS, rings configured) and the peer is on
-   * this host.
+   * endpoint's connections offer rings (caller-driven progress, which excludes TLS, and rings configured) and
+   * the peer is on this host.
    */
   boolean sharedMemoryTo(InetSocketAddress peer) {
     InetAddress a = peer.getAddress();
@@ -162,6 +161,7 @@ public final class TcpEndpoint implements AutoCloseable {
     return io != null && io.offersRings() && a != null && onThisHost.computeIfAbsent(a, CallerDrivenIo::onThisHost);
   }
 
+  /** The caller-driven I/O of this endpoint, or null when the event loops move every byte. */
   CallerDrivenIo callerIo() {
     return io;
   }

@@ -279,9 +279,12 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
     }
   }
 
-  /** Whether this endpoint's connections to endpoints of its host offer shared-memory rings. */
+  /**
+   * Whether this endpoint's connections to endpoints of its host offer shared-memory rings (caller-driven
+   * connections are plain TCP: with TLS there is no CallerDrivenIo).
+   */
   public boolean offersRings() {
-    return config.sharedMemoryBytes() > 0 && !config.tlsEnabled() && Files.isDirectory(config.sharedMemoryDir());
+    return config.sharedMemoryBytes() > 0 && Files.isDirectory(config.sharedMemoryDir());
   }
 
   /** Whether {@code a} is an address of this host (loopback, or one of its interfaces'). */

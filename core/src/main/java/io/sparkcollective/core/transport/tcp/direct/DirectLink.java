@@ -22,7 +22,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.concurrent.locks.ReentrantLock;
@@ -115,7 +114,8 @@ final class DirectLink implements Link, Frame.Lender {
   void offerSharedMemory() {
     int capacity = io.config().sharedMemoryBytes();
     Path dir = io.config().sharedMemoryDir();
-    if (!outbound || capacity == 0 || !Files.isDirectory(dir) || !remoteOnThisHost()) {
+    // io.offersRings() is also what AUTO's choice between hosts' and memory's algorithms assumes (memoryToAll).
+    if (!outbound || !io.offersRings() || !remoteOnThisHost()) {
       return;
     }
     SharedMemoryRing ring;
