@@ -26,7 +26,7 @@ for n in $groups; do
 done
 # Rounds: every group size and algorithm once per round, the order reversed every other round, so that the
 # machine's drift over the sitting falls on every column alike; the validation takes the median of the rounds.
-order="f32 RING HALVING_DOUBLING DIRECT"
+order="f32 RING HALVING_DOUBLING DIRECT RECURSIVE_DOUBLING"
 for round in $(seq 1 "$rounds"); do
   suffix=$([ "$round" = 1 ] && echo "" || echo ".$round")
   for n in $groups; do

@@ -148,6 +148,8 @@ public final class SimulationSweep {
         return "RING";
       case RING_2D:
         return "RING_2D";
+      case RECURSIVE_DOUBLING:
+        return "RD";
       default:
         return a.toString();
     }
@@ -159,36 +161,53 @@ public final class SimulationSweep {
         .append("virtual time (NetworkModel: links of the given rate each way, a host's ranks share its link; ")
         .append("reduction 8 GB/s, copies 16 GB/s, 1 us per message on each side). Times in us; busbw of the ")
         .append("best in GB/s; AUTO as shipped and AUTO told the link rate (algorithm.linkMbps), each with its ")
-        .append("time over the best; '-' = DIRECT left out (its link time alone is over twice the best).\n\n");
+        .append("time over the best; '-' = DIRECT or RD left out (its link time alone is over twice the best), ")
+        .append("an empty cell not a candidate at that group size (RING_2D needs factors).\n\n");
     s.append(summary(points, tolerance, wall)).append('\n');
-    String link = null;
-    int perHost = -1;
-    for (Point p : points) {
-      if (!p.link.equals(link) || p.perHost != perHost) {
-        link = p.link;
-        perHost = p.perHost;
-        s.append(String.format(Locale.ROOT, "%n## %s Gbit/s, %s us latency, %d rank%s per host%n%n",
-            link.split(":")[0], link.split(":")[1], perHost, perHost == 1 ? "" : "s"));
-        s.append("| N | bytes |");
+    for (int from = 0; from < points.size(); ) {
+      Point first = points.get(from);
+      int to = from;
+      while (to < points.size() && points.get(to).link.equals(first.link) && points.get(to).perHost == first.perHost) {
+        to++;
+      }
+      // The section's columns: every candidate any of its group sizes had, in the order they were simulated.
+      List<AlgorithmChoice> columns = new ArrayList<>();
+      for (Point p : points.subList(from, to)) {
+        int at = 0;
         for (AlgorithmChoice c : p.times.seconds().keySet()) {
-          s.append(' ').append(name(c)).append(" |");
+          int i = columns.indexOf(c);
+          if (i < 0) {
+            columns.add(at, c);
+            i = at;
+          }
+          at = i + 1;
         }
-        s.append(" best busbw | AUTO | / best | AUTO told link | / best |\n|");
-        for (int i = 0; i < p.times.seconds().size() + 7; i++) {
-          s.append("---:|");
+      }
+      s.append(String.format(Locale.ROOT, "%n## %s Gbit/s, %s us latency, %d rank%s per host%n%n",
+          first.link.split(":")[0], first.link.split(":")[1], first.perHost, first.perHost == 1 ? "" : "s"));
+      s.append("| N | bytes |");
+      for (AlgorithmChoice c : columns) {
+        s.append(' ').append(name(c)).append(" |");
+      }
+      s.append(" best busbw | AUTO | / best | AUTO told link | / best |\n|");
+      for (int i = 0; i < columns.size() + 7; i++) {
+        s.append("---:|");
+      }
+      s.append('\n');
+      for (Point p : points.subList(from, to)) {
+        s.append(String.format(Locale.ROOT, "| %d | %s |", p.ranks, LineChart.bytes(p.bytes)));
+        for (AlgorithmChoice c : columns) {
+          Double t = p.times.seconds().get(c);
+          s.append(t == null ? " |" : Double.isNaN(t) ? " - |" : String.format(Locale.ROOT, " %.1f |", t * 1e6));
         }
-        s.append('\n');
+        double best = p.times.bestSeconds();
+        long wire = Math.max(Float.BYTES, p.bytes / Float.BYTES * Float.BYTES);
+        s.append(String.format(Locale.ROOT, " %.3f | %s | %s | %s | %s |%n",
+            2.0 * (p.ranks - 1) / p.ranks * wire / best / 1e9, name(p.shipped),
+            mark(p.shippedOverBest, tolerance), name(p.told),
+            mark(p.toldOverBest, tolerance)));
       }
-      s.append(String.format(Locale.ROOT, "| %d | %s |", p.ranks, LineChart.bytes(p.bytes)));
-      for (Double t : p.times.seconds().values()) {
-        s.append(Double.isNaN(t) ? " - |" : String.format(Locale.ROOT, " %.1f |", t * 1e6));
-      }
-      double best = p.times.bestSeconds();
-      long wire = Math.max(Float.BYTES, p.bytes / Float.BYTES * Float.BYTES);
-      s.append(String.format(Locale.ROOT, " %.3f | %s | %s | %s | %s |%n",
-          2.0 * (p.ranks - 1) / p.ranks * wire / best / 1e9, name(p.shipped),
-          mark(p.shippedOverBest, tolerance), name(p.told),
-          mark(p.toldOverBest, tolerance)));
+      from = to;
     }
     return s.toString();
   }

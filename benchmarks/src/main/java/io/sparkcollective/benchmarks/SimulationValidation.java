@@ -12,7 +12,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.DoubleFunction;
@@ -20,7 +22,8 @@ import java.util.function.DoubleFunction;
 /**
  * The simulator's predictions against measured all-reduce times (README "Scale on a simulated network"): for
  * every group size of a measurement folder, every algorithm measured forced ({@code ours-RING.txt},
- * {@code ours-HALVING_DOUBLING.txt}, {@code ours-DIRECT.txt}, the tables TcpSweepWorker prints) and AUTO
+ * {@code ours-HALVING_DOUBLING.txt}, {@code ours-DIRECT.txt}, {@code ours-RECURSIVE_DOUBLING.txt}, the tables
+ * TcpSweepWorker prints) and AUTO
  * ({@code ours-f32.txt}; later rounds of the same sitting as {@code ours-RING.2.txt} and so on, of which each
  * cell takes the median), the simulated time of the same all-reduce and its ratio to the measured median.
  *
@@ -38,7 +41,8 @@ import java.util.function.DoubleFunction;
  * into the folder and prints it.
  */
 public final class SimulationValidation {
-  private static final String[] ALGORITHMS = {"RING", "HALVING_DOUBLING", "DIRECT", "f32"};
+  /** What a folder may hold, in column order; those without a table in the smallest group's folder are left out. */
+  private static final String[] ALGORITHMS = {"RING", "HALVING_DOUBLING", "DIRECT", "RECURSIVE_DOUBLING", "f32"};
   /** How close the model must come to reality. */
   private static final double BOUND = 0.25;
 
@@ -151,24 +155,30 @@ public final class SimulationValidation {
     CollectiveConfig config = CollectiveConfig.defaults();
     AlgorithmSelector auto = new AlgorithmSelector(config.directMaxBytes(), config.directMaxRanks(),
         config.ringMinBytes(), Algorithm.AUTO);
+    List<String> algorithms = new ArrayList<>();
+    for (String a : ALGORITHMS) {
+      if (Files.exists(first.resolve("ours-" + a + ".txt"))) {
+        algorithms.add(a);
+      }
+    }
     for (int n : sizes) {
       Path d = dir.resolve(rate + "-" + n);
       md.append(String.format(Locale.ROOT, "%n## %d ranks, one per host%n%n| bytes |", n));
-      for (String a : ALGORITHMS) {
+      for (String a : algorithms) {
         md.append(' ').append(label(a)).append(" measured | simulated | ratio |");
       }
       md.append("\n|---:|");
-      for (int i = 0; i < ALGORITHMS.length * 3; i++) {
+      for (int i = 0; i < algorithms.size() * 3; i++) {
         md.append("---:|");
       }
       md.append('\n');
       Map<String, Map<Long, SweepReport.Row>> measured = new HashMap<>();
-      for (String a : ALGORITHMS) {
+      for (String a : algorithms) {
         measured.put(a, SweepReport.parseRounds(d, "ours-" + a));
       }
       for (long bytes : measured.get("RING").keySet()) {
         md.append("| ").append(bytes).append(" |");
-        for (String a : ALGORITHMS) {
+        for (String a : algorithms) {
           SweepReport.Row m = measured.get(a).get(bytes);
           if (m == null) {
             md.append(" - | - | - |");
@@ -241,6 +251,6 @@ public final class SimulationValidation {
   }
 
   private static String label(String a) {
-    return a.equals("f32") ? "AUTO" : a.equals("HALVING_DOUBLING") ? "HD" : a;
+    return a.equals("f32") ? "AUTO" : a.equals("HALVING_DOUBLING") ? "HD" : a.equals("RECURSIVE_DOUBLING") ? "RD" : a;
   }
 }

@@ -1,6 +1,7 @@
 package io.sparkcollective.core.algorithm;
 
 import io.sparkcollective.core.api.Algorithm;
+import io.sparkcollective.core.config.CollectiveConfig;
 import io.sparkcollective.core.config.Tuning;
 
 /**
@@ -18,11 +19,12 @@ import io.sparkcollective.core.config.Tuning;
  * size (at N=3, 1 MiB over 1 Gbit/s links: 25.2 ms against 11.7). When some process holds several ranks of a
  * group that spans several, HIERARCHICAL, with the table's choice across processes for 1/k of the vector.
  *
- * <p>Told the link (the seven-argument constructor: {@code algorithm.linkMbps} and the latency of a message
- * between hosts, {@code algorithm.stepMicros}), AUTO takes the candidate that {@link AllReduceCostModel}
- * predicts fastest for the group's size and placement: RING, HALVING_DOUBLING, DIRECT, RING_2D where the group
- * size has factors and hosts hold equal blocks of consecutive ranks, and HIERARCHICAL over each of the first
- * three when processes hold several ranks. The
+ * <p>Told the link ({@code algorithm.linkMbps}, the latency of a message between hosts,
+ * {@code algorithm.stepMicros}, and the CPU a message costs on each side, {@code algorithm.messageMicros}), AUTO
+ * takes the candidate that {@link AllReduceCostModel}
+ * predicts fastest for the group's size and placement: RING, HALVING_DOUBLING, DIRECT, RECURSIVE_DOUBLING,
+ * RING_2D where the group size has factors and hosts hold equal blocks of consecutive ranks, and HIERARCHICAL
+ * over each of the first four when processes hold several ranks. The
  * fixed table cannot follow the group size: at 256 ranks on 10 Gbit/s links HALVING_DOUBLING beats RING up
  * to 64 MiB (the ring's 2(N-1) latencies), at 16 ranks DIRECT beats it for small messages, at 100 ranks RING
  * loses to it up to 1 MiB (see README "Scale on a simulated network", where the simulator judges both). RING
@@ -42,13 +44,15 @@ public final class AlgorithmSelector {
   private volatile Choices choices;
 
   private static final AlgorithmChoice[] FLAT = {AlgorithmChoice.of(Algorithm.RING, null),
-      AlgorithmChoice.of(Algorithm.HALVING_DOUBLING, null), AlgorithmChoice.of(Algorithm.DIRECT, null)};
+      AlgorithmChoice.of(Algorithm.HALVING_DOUBLING, null), AlgorithmChoice.of(Algorithm.DIRECT, null),
+      AlgorithmChoice.of(Algorithm.RECURSIVE_DOUBLING, null)};
   /** The two-dimensional ring, a candidate where the group size has factors. */
   private static final AlgorithmChoice[] TWO_D = {AlgorithmChoice.of(Algorithm.RING_2D, null)};
   private static final AlgorithmChoice[] NONE = {};
   private static final AlgorithmChoice[] TWO_LEVEL = {AlgorithmChoice.of(Algorithm.HIERARCHICAL, Algorithm.RING),
       AlgorithmChoice.of(Algorithm.HIERARCHICAL, Algorithm.HALVING_DOUBLING),
-      AlgorithmChoice.of(Algorithm.HIERARCHICAL, Algorithm.DIRECT)};
+      AlgorithmChoice.of(Algorithm.HIERARCHICAL, Algorithm.DIRECT),
+      AlgorithmChoice.of(Algorithm.HIERARCHICAL, Algorithm.RECURSIVE_DOUBLING)};
 
   /** Size classes per octave of the model's table. */
   private static final int CLASSES_PER_OCTAVE = 4;
@@ -83,15 +87,28 @@ public final class AlgorithmSelector {
    */
   public AlgorithmSelector(long directMaxBytes, int directMaxRanks, long ringMinBytes, Algorithm forced,
       long linkMbps, long latencyMicros, int segmentBytes, boolean memoryToAll) {
+    this(directMaxBytes, directMaxRanks, ringMinBytes, forced, linkMbps <= 0 ? null
+        : AllReduceCostModel.ofLink(linkMbps, latencyMicros, Tuning.MODEL_MESSAGE_OVERHEAD_SECONDS * 1e6,
+            segmentBytes), memoryToAll);
+  }
+
+  /** With {@code model} (null: the link unknown, the table) for AUTO. */
+  public AlgorithmSelector(long directMaxBytes, int directMaxRanks, long ringMinBytes, Algorithm forced,
+      AllReduceCostModel model, boolean memoryToAll) {
     this.memoryToAll = memoryToAll;
     this.directMaxBytes = directMaxBytes;
     this.directMaxRanks = directMaxRanks;
     this.ringMinBytes = ringMinBytes;
     this.forced = forced;
-    this.model = linkMbps <= 0 ? null : new AllReduceCostModel(linkMbps * 1e6 / 8, latencyMicros * 1e-6,
-        Tuning.MODEL_LOCAL_LATENCY_SECONDS, Tuning.MODEL_MESSAGE_OVERHEAD_SECONDS,
-        Tuning.MODEL_REDUCE_BYTES_PER_SECOND, Tuning.MODEL_COPY_BYTES_PER_SECOND, Tuning.MODEL_HEADER_BYTES,
-        segmentBytes);
+    this.model = model;
+  }
+
+  /** As {@code config} says: its thresholds, forced algorithm, and the link if it gives one. */
+  public static AlgorithmSelector of(CollectiveConfig config, boolean memoryToAll) {
+    AllReduceCostModel model = config.linkMbps() <= 0 ? null : AllReduceCostModel.ofLink(config.linkMbps(),
+        config.stepMicros(), config.messageMicros(), config.segmentBytes());
+    return new AlgorithmSelector(config.directMaxBytes(), config.directMaxRanks(), config.ringMinBytes(),
+        config.algorithm(), model, memoryToAll);
   }
 
   /** The concrete algorithm for a call that asked for {@code requested}, ignoring process boundaries. */

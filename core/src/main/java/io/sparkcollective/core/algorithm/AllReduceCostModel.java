@@ -2,6 +2,7 @@ package io.sparkcollective.core.algorithm;
 
 import io.sparkcollective.core.api.Algorithm;
 import io.sparkcollective.core.api.Blocks;
+import io.sparkcollective.core.config.Tuning;
 
 /*
  * What each algorithm costs, in the terms of the simulator's network model (core simulation.NetworkModel), for
@@ -18,6 +19,8 @@ import io.sparkcollective.core.api.Blocks;
  *                                 many sharing a host's link as leave it
  *   halving-doubling              on a power of two the same for one host's ranks (HalvingDoublingChain); with
  *                                 folded ranks, which are unlike the others, every rank (HalvingDoublingRanks)
+ *   recursive doubling            as halving-doubling (chain or every rank), the whole vector in each step; the
+ *                                 upper block's rank stashes its own segment and combines it after the received
  *   direct                        send (N-1) copies, then fold N-1 contributions per segment in rank order
  *   hierarchical, per piece       k-1 in-place reads, the inner all-reduce across hosts on 1/k of the piece
  *                                 (the k inner groups share each host's link), k-1 in-place copies
@@ -62,6 +65,18 @@ public final class AllReduceCostModel {
     this.segmentBytes = segmentBytes;
   }
 
+  /**
+   * The model of a link a group is told: {@code linkMbps} each way, {@code latencyMicros} per message between
+   * hosts, {@code messageMicros} of CPU per message on each side; reduction, copy, header and local latency
+   * from {@link Tuning}.
+   */
+  public static AllReduceCostModel ofLink(long linkMbps, long latencyMicros, double messageMicros,
+      int segmentBytes) {
+    return new AllReduceCostModel(linkMbps * 1e6 / 8, latencyMicros * 1e-6, Tuning.MODEL_LOCAL_LATENCY_SECONDS,
+        messageMicros * 1e-6, Tuning.MODEL_REDUCE_BYTES_PER_SECOND, Tuning.MODEL_COPY_BYTES_PER_SECOND,
+        Tuning.MODEL_HEADER_BYTES, segmentBytes);
+  }
+
   /** Predicted seconds of {@code choice} for {@code bytes} of float32 on {@code placement}. */
   public double seconds(AlgorithmChoice choice, long bytes, Placement placement) {
     int n = placement.ranks();
@@ -79,6 +94,8 @@ public final class AllReduceCostModel {
         return halvingDoubling(n, bytes, twoLevel ? k : 1, 1);
       case DIRECT:
         return direct(n, bytes, twoLevel ? k : 1, 1);
+      case RECURSIVE_DOUBLING:
+        return recursiveDoubling(n, bytes, twoLevel ? k : 1, 1);
       case RING_2D:
         return ring2d(n, bytes, twoLevel ? k : 1);
       default:
@@ -96,6 +113,16 @@ public final class AllReduceCostModel {
 
   double cpy(double s) {
     return overhead + s / copy;
+  }
+
+  /** Copying {@code s} bytes aside in memory (no message). */
+  double stash(double s) {
+    return s / copy;
+  }
+
+  /** Combining {@code s} bytes already in memory (no message). */
+  double combine(double s) {
+    return s / reduce;
   }
 
   double wire(double s, int flows) {
@@ -233,12 +260,27 @@ public final class AllReduceCostModel {
     int extra = n - p;
     if (extra > 0) {
       // The fold makes ranks unlike each other: every one is followed.
-      return new HalvingDoublingRanks(this, flowsPerHost, n, k, segmentBytes).seconds(v);
+      return new HalvingDoublingRanks(this, flowsPerHost, n, k, segmentBytes, false).seconds(v);
     }
     // The host's k ranks of this group, or its one rank of each of flowsPerHost groups: alike, so one host's
     // stand for all.
     HalvingDoublingChain chain = new HalvingDoublingChain(this, k * flowsPerHost, k, segmentBytes);
     chain.run(p, v);
+    return chain.finish();
+  }
+
+  /**
+   * Recursive doubling on {@code n} ranks, {@code k} consecutive ones per host, {@code flowsPerHost} groups at
+   * once: as halving-doubling's, with the whole vector in every step.
+   */
+  double recursiveDoubling(int n, long bytes, int k, int flowsPerHost) {
+    double v = Math.max(4, bytes / 4 * 4);
+    int p = Integer.highestOneBit(n);
+    if (n > p) {
+      return new HalvingDoublingRanks(this, flowsPerHost, n, k, segmentBytes, true).seconds(v);
+    }
+    HalvingDoublingChain chain = new HalvingDoublingChain(this, k * flowsPerHost, k, segmentBytes);
+    chain.runDoubling(p, v);
     return chain.finish();
   }
 
@@ -311,6 +353,8 @@ public final class AllReduceCostModel {
         return halvingDoubling(n, (long) bytes, 1, flowsPerHost);
       case DIRECT:
         return direct(n, (long) bytes, 1, flowsPerHost);
+      case RECURSIVE_DOUBLING:
+        return recursiveDoubling(n, (long) bytes, 1, flowsPerHost);
       default:
         throw new IllegalArgumentException("no inner cost for " + a);
     }

@@ -61,8 +61,26 @@ final class HalvingDoublingChain {
     }
   }
 
-  /** One step: every position sends {@code bytes} to its partner at {@code mask}, then takes the partner's. */
+  /**
+   * Recursive doubling's steps on a power of two {@code p}: the whole {@code bytes} each way at masks 1, 2, ...,
+   * p/2. The rank of a step's upper block stashes its own segment, copies the received one in and combines its
+   * own after it; across hosts the host followed is taken as one of upper ranks (the slower side of the step).
+   */
+  void runDoubling(int p, double bytes) {
+    for (int mask = 1; mask < p; mask <<= 1) {
+      exchange(mask, bytes, true, true);
+    }
+  }
+
   private void exchange(int mask, double bytes, boolean combine) {
+    exchange(mask, bytes, combine, false);
+  }
+
+  /**
+   * One step: every position sends {@code bytes} to its partner at {@code mask}, then takes the partner's; with
+   * {@code ordered}, a position of the upper block (all of them across hosts) combines its own after it.
+   */
+  private void exchange(int mask, double bytes, boolean combine, boolean ordered) {
     int m = Math.max(1, (int) Math.ceil(bytes / segmentBytes));
     double last = bytes - (double) (m - 1) * segmentBytes;
     boolean remote = mask >= localSpan;
@@ -107,10 +125,15 @@ final class HalvingDoublingChain {
     }
     for (int i = 0; i < positions; i++) {
       int partner = remote ? i : (i ^ mask) % positions;
+      boolean upper = ordered && (remote || (i & mask) != 0);
       double t = clock[i];
       for (int j = 0; j < m; j++) {
         double s = j < m - 1 ? segmentBytes : last;
-        t = Math.max(t, arrival[partner][j]) + (combine ? costs.red(s) : costs.cpy(s));
+        if (upper) {
+          t = Math.max(t + costs.stash(s), arrival[partner][j]) + costs.cpy(s) + costs.combine(s);
+        } else {
+          t = Math.max(t, arrival[partner][j]) + (combine ? costs.red(s) : costs.cpy(s));
+        }
       }
       clock[i] = t;
     }

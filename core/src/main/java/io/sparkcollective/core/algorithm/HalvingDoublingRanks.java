@@ -8,7 +8,8 @@ package io.sparkcollective.core.algorithm;
  * link out in the order they are ready, then the receiving host's link in in the order they left, and arrive a
  * latency later; between ranks of one host they take the local latency. `groups` groups of n ranks can run at
  * once, one rank of each on every host (HIERARCHICAL's inner groups), or one group with k consecutive ranks per
- * host.
+ * host. Recursive doubling runs through the same: its fold and unfold are halving-doubling's, its steps between
+ * them carry the whole vector at masks 1, 2, ..., P/2.
  *
  * Steps are taken one after another across the whole group, so a segment of a later step never passes one of
  * an earlier step on a link; ranks that are ahead wait for a link only as long as the earlier step holds it.
@@ -24,23 +25,28 @@ final class HalvingDoublingRanks {
   private final int n;
   private final int ranksPerHost;
   private final int segmentBytes;
+  /** Recursive doubling's program instead: the whole vector in every step, masks 1, 2, ..., P/2. */
+  private final boolean doubling;
 
   /**
    * @param groups groups running at once (one rank of each per host), or 1
    * @param n ranks of a group
    * @param ranksPerHost with one group: consecutive ranks per host
+   * @param doubling recursive doubling rather than halving-doubling
    */
-  HalvingDoublingRanks(AllReduceCostModel costs, int groups, int n, int ranksPerHost, int segmentBytes) {
+  HalvingDoublingRanks(AllReduceCostModel costs, int groups, int n, int ranksPerHost, int segmentBytes,
+      boolean doubling) {
     this.costs = costs;
     this.groups = Math.max(1, groups);
     this.n = n;
     this.ranksPerHost = Math.max(1, ranksPerHost);
     this.segmentBytes = segmentBytes;
+    this.doubling = doubling;
   }
 
   /** Predicted seconds for a vector of {@code bytes}. */
   double seconds(double bytes) {
-    double segments = Math.ceil(bytes / 2 / segmentBytes) * groups * n;
+    double segments = Math.ceil((doubling ? bytes : bytes / 2) / segmentBytes) * groups * n;
     if (segments <= MAX_SEGMENTS) {
       return run(bytes);
     }
@@ -62,7 +68,8 @@ final class HalvingDoublingRanks {
     int p = Integer.highestOneBit(n);
     int extra = n - p;
     int levels = Integer.numberOfTrailingZeros(p);
-    int unfold = 2 * levels + 1;
+    int unfold = unfoldStep(levels);
+    double firstBytes = doubling ? bytes : bytes / 2;
     double[] clock = new double[ranks];
     Links links = new Links(hosts);
     // Step 0 (the fold) goes out together with the first halving step of the ranks that do not wait for a fold:
@@ -74,7 +81,7 @@ final class HalvingDoublingRanks {
       int j = id % n;
       boolean waits = j < 2 * extra;
       size[id] = peer(j, 0, p, extra, levels) >= 0 ? bytes
-          : !waits && levels > 0 ? bytes / 2 : 0;
+          : !waits && levels > 0 ? firstBytes : 0;
     }
     exchange(clock, size, 0, p, extra, levels, arrival, links);
     receive(clock, 0, p, extra, levels, arrival, bytes, true);
@@ -83,11 +90,11 @@ final class HalvingDoublingRanks {
       if (j >= 2 * extra && levels > 0) {
         early[id] = arrival[id];
       }
-      size[id] = j < 2 * extra && (j & 1) == 1 && levels > 0 ? bytes / 2 : 0;
+      size[id] = j < 2 * extra && (j & 1) == 1 && levels > 0 ? firstBytes : 0;
     }
     for (int step = 1; step <= unfold; step++) {
       double stepBytes;
-      if (step == unfold) {
+      if (step == unfold || doubling) {
         stepBytes = bytes;
       } else {
         int level = step <= levels ? step - 1 : 2 * levels - step;
@@ -127,7 +134,14 @@ final class HalvingDoublingRanks {
     }
   }
 
-  /** Every rank that has a message of {@code step} takes it from its sender's segments as they arrive. */
+  private int unfoldStep(int levels) {
+    return doubling ? levels + 1 : 2 * levels + 1;
+  }
+
+  /**
+   * Every rank that has a message of {@code step} takes it from its sender's segments as they arrive (in
+   * recursive doubling a rank of the upper block stashes its own segment first and combines it after).
+   */
   private void receive(double[] clock, int step, int p, int extra, int levels, double[][] arrival, double bytes,
       boolean combine) {
     int m = Math.max(1, (int) Math.ceil(bytes / segmentBytes));
@@ -139,30 +153,40 @@ final class HalvingDoublingRanks {
         continue;
       }
       int id = src - j + peer;
+      boolean upper = doubling && combine && step > 0 && (vrank(peer) & (1 << (step - 1))) != 0;
       double t = clock[id];
       for (int k = 0; k < m; k++) {
         double s = k < m - 1 ? segmentBytes : last;
-        t = Math.max(t, arrival[src][k]) + (combine ? costs.red(s) : costs.cpy(s));
+        if (upper) {
+          t = Math.max(t + costs.stash(s), arrival[src][k]) + costs.cpy(s) + costs.combine(s);
+        } else {
+          t = Math.max(t, arrival[src][k]) + (combine ? costs.red(s) : costs.cpy(s));
+        }
       }
       clock[id] = t;
     }
   }
 
+  /** Rank j's virtual rank after the fold (of a rank that goes on). */
+  private int vrank(int j) {
+    int extra = n - Integer.highestOneBit(n);
+    return j < 2 * extra ? j >> 1 : j - extra;
+  }
+
   /** Rank j's partner in {@code step} (whom it sends to), or -1 when it sends nothing then. */
-  private static int peer(int j, int step, int p, int extra, int levels) {
+  private int peer(int j, int step, int p, int extra, int levels) {
     boolean folded = j < 2 * extra && (j & 1) == 0;
     if (step == 0) {
       return folded ? j + 1 : -1;
     }
-    if (step == 2 * levels + 1) {
+    if (step == unfoldStep(levels)) {
       return j < 2 * extra && (j & 1) == 1 ? j - 1 : -1;
     }
     if (folded) {
       return -1;
     }
-    int vrank = j < 2 * extra ? j >> 1 : j - extra;
-    int mask = step <= levels ? p >> step : 1 << (step - levels - 1);
-    int partner = vrank ^ mask;
+    int mask = doubling ? 1 << (step - 1) : step <= levels ? p >> step : 1 << (step - levels - 1);
+    int partner = vrank(j) ^ mask;
     return partner < extra ? 2 * partner + 1 : partner + extra;
   }
 

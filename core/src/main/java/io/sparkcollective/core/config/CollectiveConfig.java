@@ -32,6 +32,7 @@ public final class CollectiveConfig {
   public static final String RING_MIN_BYTES = "algorithm.ringMinBytes";
   public static final String LINK_MBPS = "algorithm.linkMbps";
   public static final String STEP_MICROS = "algorithm.stepMicros";
+  public static final String MESSAGE_MICROS = "algorithm.messageMicros";
   public static final String BROADCAST_CHAIN_MIN_BYTES = "broadcast.chainMinBytes";
   public static final String OBJECT_MAX_BYTES = "objects.maxBytes";
   public static final String JOIN_TIMEOUT_MS = "group.joinTimeoutMs";
@@ -92,6 +93,10 @@ public final class CollectiveConfig {
     key(STEP_MICROS, "50", "The latency of one message between two hosts, in microseconds, as AUTO's cost model "
         + "weighs it when algorithm.linkMbps is set (the one-way time of a small message: 5-50 us in data "
         + "centres).");
+    key(MESSAGE_MICROS, "1", "The CPU one message costs a rank on each side (system calls, the kernel's network "
+        + "work, wake-ups), in microseconds, as AUTO's cost model weighs it when algorithm.linkMbps is set: it is "
+        + "what makes one message per step (RECURSIVE_DOUBLING) beat N-1 at once (DIRECT) over sockets; on the "
+        + "test bed of README \"Several hosts\" 13, with algorithm.stepMicros=1.");
     key(BROADCAST_CHAIN_MIN_BYTES, "65536", "Broadcasts from this many bytes on use a pipelined chain; "
         + "smaller ones go from the root to every rank directly.");
     key(OBJECT_MAX_BYTES, "1073741824", "Most bytes one object collective (allGatherObjects, broadcastObject) "
@@ -161,6 +166,7 @@ public final class CollectiveConfig {
   private final long directMaxBytes;
   private final long linkMbps;
   private final long stepMicros;
+  private final long messageMicros;
   private final int directMaxRanks;
   private final long ringMinBytes;
   private final long broadcastChainMinBytes;
@@ -201,6 +207,7 @@ public final class CollectiveConfig {
     this.ringMinBytes = nonNegativeLong(v, RING_MIN_BYTES);
     this.linkMbps = nonNegativeLong(v, LINK_MBPS);
     this.stepMicros = nonNegativeLong(v, STEP_MICROS);
+    this.messageMicros = nonNegativeLong(v, MESSAGE_MICROS);
     this.broadcastChainMinBytes = nonNegativeLong(v, BROADCAST_CHAIN_MIN_BYTES);
     this.objectMaxBytes = nonNegativeLong(v, OBJECT_MAX_BYTES);
     if (objectMaxBytes < 1 || objectMaxBytes > Integer.MAX_VALUE - 8) {
@@ -368,6 +375,10 @@ public final class CollectiveConfig {
 
   public long stepMicros() {
     return stepMicros;
+  }
+
+  public long messageMicros() {
+    return messageMicros;
   }
 
   public long directMaxBytes() {

@@ -83,8 +83,7 @@ public final class EngineCommunicator implements ManagedCommunicator {
     this.cancellation = cancellation;
     this.rank = transport.rank();
     this.size = transport.size();
-    this.selector = new AlgorithmSelector(config.directMaxBytes(), config.directMaxRanks(), config.ringMinBytes(),
-        config.algorithm(), config.linkMbps(), config.stepMicros(), config.segmentBytes(), transport.memoryToAll());
+    this.selector = AlgorithmSelector.of(config, transport.memoryToAll());
     this.placement = Placement.of(transport.nodes());
     this.sendSeq = new long[size * CollectiveOptions.MAX_TAGS];
     this.recvSeq = new long[size * CollectiveOptions.MAX_TAGS];

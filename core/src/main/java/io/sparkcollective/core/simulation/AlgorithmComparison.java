@@ -14,13 +14,13 @@ import java.util.Map;
 /**
  * Every algorithm the library can run for one all-reduce (group size, message size, placement, network),
  * simulated once, against what any number of selectors pick: the yardstick for AUTO. On one rank per host the
- * candidates are RING, HALVING_DOUBLING, DIRECT and (where the group size has factors) RING_2D; with several
- * ranks per host also HIERARCHICAL over each of the first three.
+ * candidates are RING, HALVING_DOUBLING, DIRECT, RECURSIVE_DOUBLING and (where the group size has factors)
+ * RING_2D; with several ranks per host also HIERARCHICAL over each of the first four.
  *
- * <p>DIRECT puts (N-1) copies of the vector on every link, which at large groups and sizes is both hopeless
- * and expensive to simulate: it is left out (reported as not run) where the time its host links need alone is
- * over twice the best other candidate's time, or where it would take more than {@link #MAX_MESSAGES}
- * messages; unless a selector picks it, when it runs after all.
+ * <p>DIRECT puts (N-1) copies of the vector on every link, RECURSIVE_DOUBLING log2 N, which at large groups and
+ * sizes is both hopeless and expensive to simulate: they are left out (reported as not run) where the time
+ * their host links need alone is over twice the best other candidate's time, or where they would take more
+ * than {@link #MAX_MESSAGES} messages; unless a selector picks one, when it runs after all.
  */
 public final class AlgorithmComparison {
   /** Largest number of messages one candidate may take before it is left out as hopeless. */
@@ -56,7 +56,7 @@ public final class AlgorithmComparison {
     Placement placement = Placement.of(nodes);
     AlgorithmComparison c = new AlgorithmComparison(ranks, length, segment, model, placement);
     List<AlgorithmChoice> candidates = new ArrayList<>();
-    Algorithm[] flat = {Algorithm.RING, Algorithm.HALVING_DOUBLING, Algorithm.DIRECT};
+    Algorithm[] flat = {Algorithm.RING, Algorithm.HALVING_DOUBLING, Algorithm.DIRECT, Algorithm.RECURSIVE_DOUBLING};
     for (Algorithm a : flat) {
       candidates.add(AlgorithmChoice.of(a, null));
     }
@@ -69,14 +69,13 @@ public final class AlgorithmComparison {
       }
     }
     double best = Double.POSITIVE_INFINITY;
-    // DIRECT ones last, so that the best of the others bounds them.
-    for (boolean direct : new boolean[] {false, true}) {
+    // DIRECT and RECURSIVE_DOUBLING ones last, so that the best of the others bounds them.
+    for (boolean last : new boolean[] {false, true}) {
       for (AlgorithmChoice choice : candidates) {
-        boolean isDirect = (choice.inner() != null ? choice.inner() : choice.algorithm()) == Algorithm.DIRECT;
-        if (isDirect != direct) {
+        if (latencyBound(choice) != last) {
           continue;
         }
-        if (direct && hopeless(choice, ranks, wireBytes, segment, model, placement, best)) {
+        if (last && hopeless(choice, ranks, wireBytes, segment, model, placement, best)) {
           c.seconds.put(choice, Double.NaN);
           continue;
         }
@@ -112,23 +111,45 @@ public final class AlgorithmComparison {
     return t / bestSeconds();
   }
 
-  /** Whether a DIRECT candidate's link time alone exceeds twice {@code best}, or it takes too many messages. */
+  /** DIRECT or RECURSIVE_DOUBLING, flat or inside HIERARCHICAL: the whole vector to every partner. */
+  private static boolean latencyBound(AlgorithmChoice c) {
+    Algorithm a = c.inner() != null ? c.inner() : c.algorithm();
+    return a == Algorithm.DIRECT || a == Algorithm.RECURSIVE_DOUBLING;
+  }
+
+  /**
+   * Whether a DIRECT or RECURSIVE_DOUBLING candidate's link time alone exceeds twice {@code best}, or it takes
+   * too many messages.
+   */
   private static boolean hopeless(AlgorithmChoice c, int ranks, long bytes, int segment, NetworkModel model,
       Placement placement, double best) {
     int k = model.ranksPerHost();
     int hosts = placement.nodeCount();
     long segments = Math.max(1, (bytes / Float.BYTES + segment - 1) / segment);
+    boolean hierarchical = c.algorithm() == Algorithm.HIERARCHICAL;
+    boolean doubling = (hierarchical ? c.inner() : c.algorithm()) == Algorithm.RECURSIVE_DOUBLING;
     double linkBytes;
     long messages;
-    if (c.algorithm() == Algorithm.HIERARCHICAL) {
-      // k ranks per host each send 1/k of the vector to (hosts - 1) peers.
-      linkBytes = (double) (hosts - 1) * bytes;
-      messages = (long) ranks * (hosts - 1) * Math.max(1, segments / k);
+    if (hierarchical) {
+      // k ranks per host each send 1/k of the vector to (hosts - 1) peers, or in log2 hosts steps.
+      int partners = doubling ? levels(hosts) : hosts - 1;
+      linkBytes = (double) partners * bytes;
+      messages = (long) ranks * partners * Math.max(1, segments / k);
+    } else if (doubling) {
+      // Each of a host's k ranks sends the whole vector off the host in every step past the host's own ranks.
+      int remoteSteps = Math.max(0, levels(ranks) - levels(k));
+      linkBytes = (double) k * remoteSteps * bytes;
+      messages = (long) ranks * (levels(ranks) + 1) * segments;
     } else {
       linkBytes = (double) k * (ranks - k) * bytes;
       messages = (long) ranks * (ranks - 1) * segments;
     }
     return messages > MAX_MESSAGES || linkBytes / model.linkBytesPerSecond() > 2 * best;
+  }
+
+  /** log2 of the largest power of two at most {@code n}. */
+  private static int levels(int n) {
+    return 31 - Integer.numberOfLeadingZeros(Math.max(1, n));
   }
 
   /** Simulated seconds of each candidate; NaN for one left out as hopeless. */

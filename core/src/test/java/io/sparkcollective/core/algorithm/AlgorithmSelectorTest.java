@@ -60,17 +60,28 @@ class AlgorithmSelectorTest {
         Placement.of(new int[] {0, 0, 1, 1, 2, 2, 3, 3})), "16 KiB per rank across the host's processes");
   }
 
+  /**
+   * The bed of README "Several hosts" (1 Gbit/s, no delay beyond the CPU: 13 us per message on each side, as
+   * SimulationValidation fits it), each algorithm forced, us: 4 hosts, 4 B RECURSIVE_DOUBLING 103, HALVING_DOUBLING
+   * 151, DIRECT 158; 1 KiB 116, 148, 202; 16 KiB HALVING_DOUBLING 237, RECURSIVE_DOUBLING 291, RING 401, DIRECT 486;
+   * 1 MiB RING 13.2 ms, HALVING_DOUBLING 16.3; 3 hosts, 4 B DIRECT 54.7, RECURSIVE_DOUBLING 57.5; 16 KiB RING 199,
+   * HALVING_DOUBLING 278, DIRECT 278; 1 MiB RING 11.7 ms, DIRECT 18.2.
+   */
   @Test
   void shouldPickWhatTheTestBedMeasuredWhenToldTheLink() {
-    AlgorithmSelector gigabit = onLinks(1000, 50);
-    // 4 hosts, 16 KiB: DIRECT took 416 us on the bed, HALVING_DOUBLING 236.
-    assertEquals(Algorithm.HALVING_DOUBLING, auto(gigabit, 16384, Placement.flat(4)));
-    // 4 bytes: DIRECT, one latency.
-    assertEquals(Algorithm.DIRECT, auto(gigabit, 4, Placement.flat(4)));
-    // 3 hosts, 1 MiB: RING 11.7 ms, HALVING_DOUBLING 25.2 (the fold of the third rank).
-    assertEquals(Algorithm.RING, auto(gigabit, 1 << 20, Placement.flat(3)));
-    // 4 hosts, 4 MiB: RING 55.5 ms, HALVING_DOUBLING 66.6 (a tie in the model: RING preferred).
-    assertEquals(Algorithm.RING, auto(gigabit, 4 << 20, Placement.flat(4)));
+    AlgorithmSelector bed = AlgorithmSelector.of(CollectiveConfig.from(Map.of(CollectiveConfig.LINK_MBPS, "1000",
+        CollectiveConfig.STEP_MICROS, "1", CollectiveConfig.MESSAGE_MICROS, "13")), false);
+    assertEquals(Algorithm.RECURSIVE_DOUBLING, auto(bed, 4, Placement.flat(4)));
+    assertEquals(Algorithm.RECURSIVE_DOUBLING, auto(bed, 1024, Placement.flat(4)));
+    assertEquals(Algorithm.HALVING_DOUBLING, auto(bed, 16384, Placement.flat(4)));
+    // 1 MiB and 4 MiB at 4 hosts: a tie in the model, RING preferred.
+    assertEquals(Algorithm.RING, auto(bed, 1 << 20, Placement.flat(4)));
+    assertEquals(Algorithm.RING, auto(bed, 4 << 20, Placement.flat(4)));
+    assertEquals(Algorithm.DIRECT, auto(bed, 4, Placement.flat(3)));
+    assertEquals(Algorithm.RING, auto(bed, 16384, Placement.flat(3)));
+    assertEquals(Algorithm.RING, auto(bed, 1 << 20, Placement.flat(3)));
+    // Told a cheap message (the default 1 us), DIRECT's three at once look cheaper than two steps.
+    assertEquals(Algorithm.DIRECT, auto(onLinks(1000, 10), 4, Placement.flat(4)));
   }
 
   @Test
@@ -132,9 +143,11 @@ class AlgorithmSelectorTest {
   @Test
   void shouldTakeTheLinkFromTheConfiguration() {
     CollectiveConfig c = CollectiveConfig.from(Map.of(CollectiveConfig.LINK_MBPS, "1000",
-        CollectiveConfig.STEP_MICROS, "40"));
+        CollectiveConfig.STEP_MICROS, "40", CollectiveConfig.MESSAGE_MICROS, "7"));
     assertEquals(1000, c.linkMbps());
     assertEquals(40, c.stepMicros());
+    assertEquals(7, c.messageMicros());
+    assertEquals(1, CollectiveConfig.from(Map.of()).messageMicros());
     assertEquals(0, CollectiveConfig.from(Map.of()).linkMbps(), "not known by default");
   }
 }
