@@ -21,10 +21,9 @@ import io.sparkcollective.core.config.Tuning;
  *
  * <p>Told the link ({@code algorithm.linkMbps}, the latency of a message between hosts,
  * {@code algorithm.stepMicros}, and the CPU a message costs on each side, {@code algorithm.messageMicros}), AUTO
- * takes the candidate that {@link AllReduceCostModel}
- * predicts fastest for the group's size and placement: RING, HALVING_DOUBLING, DIRECT, RECURSIVE_DOUBLING,
- * RING_2D where the group size has factors and hosts hold equal blocks of consecutive ranks, and HIERARCHICAL
- * over each of the first four when processes hold several ranks. The
+ * takes the candidate that {@link AllReduceCostModel} predicts fastest for the group's size and placement: RING,
+ * HALVING_DOUBLING, DIRECT, RECURSIVE_DOUBLING, RING_2D where the group size has factors and hosts hold equal
+ * blocks of consecutive ranks, and HIERARCHICAL over each of the first four when processes hold several ranks. The
  * fixed table cannot follow the group size: at 256 ranks on 10 Gbit/s links HALVING_DOUBLING beats RING up
  * to 64 MiB (the ring's 2(N-1) latencies), at 16 ranks DIRECT beats it for small messages, at 100 ranks RING
  * loses to it up to 1 MiB (see README "Scale on a simulated network", where the simulator judges both). RING
