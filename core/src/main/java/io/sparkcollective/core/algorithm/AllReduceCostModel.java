@@ -18,16 +18,18 @@ import io.sparkcollective.core.config.Tuning;
  *                                 (RingChain); the two-dimensional ring's rows and columns are such rings, as
  *                                 many sharing a host's link as leave it
  *   halving-doubling              on a power of two the same for one host's ranks (HalvingDoublingChain); with
- *                                 folded ranks, which are unlike the others, every rank (HalvingDoublingRanks)
+ *                                 folded ranks, which are unlike the others, every rank at its own pace, event by
+ *                                 event (HalvingDoublingRanks)
  *   recursive doubling            as halving-doubling (chain or every rank), the whole vector in each step; the
  *                                 upper block's rank stashes its own segment and combines it after the received
  *   direct                        send (N-1) copies, then fold N-1 contributions per segment in rank order
  *   hierarchical, per piece       k-1 in-place reads, the inner all-reduce across hosts on 1/k of the piece
  *                                 (the k inner groups share each host's link), k-1 in-place copies
  *
- * The rings and halving-doubling on powers of two come out within 2% of the simulation, the rest within about
- * 15% (CostModelAgainstSimulationTest), which is all AUTO needs: near a crossover any of the close candidates
- * is good. A prediction costs up to about 30 ms (1000 ranks, folded halving-doubling), once per size class and
+ * The rings and halving-doubling on powers of two come out within 2% of the simulation, the doubling algorithms
+ * with folded ranks within 7% (hierarchical over them 11%), the rest within about 15%
+ * (CostModelAgainstSimulationTest), which is all AUTO needs: near a crossover any of the close candidates is
+ * good. A prediction costs up to about 50 ms (1000 ranks, folded halving-doubling), once per size class and
  * placement.
  */
 

@@ -1,24 +1,29 @@
 package io.sparkcollective.core.algorithm;
 
+import java.util.Arrays;
+
 /*
  * Halving-doubling on a group that is not a power of two, rank by rank, for the cost model. The fold makes the
  * ranks unlike each other (the first 2R ranks pair up, the odd ones go on as virtual ranks 0..R-1, the rest after
- * them), so no one host stands for all: every rank is followed, step by step, through the same program as the
- * algorithm's (fold, halving, doubling, unfold). In each step the segments a host's ranks send take the host's
- * link out in the order they are ready, then the receiving host's link in in the order they left, and arrive a
- * latency later; between ranks of one host they take the local latency. `groups` groups of n ranks can run at
- * once, one rank of each on every host (HIERARCHICAL's inner groups), or one group with k consecutive ranks per
- * host. Recursive doubling runs through the same: its fold and unfold are halving-doubling's, its steps between
- * them carry the whole vector at masks 1, 2, ..., P/2.
+ * them), so no one host stands for all: every rank is followed through the same program as the algorithm's
+ * (fold, halving, doubling, unfold), each at its own pace. A rank sends its message of a step in segments at CPU
+ * pace, then takes its partner's segments as they arrive. The segments a host's ranks send take the host's link
+ * out in the order they are ready, whatever their step, then the receiving host's link in in the order they
+ * left the senders' links, and arrive a latency later; between ranks of one host they take the local latency.
+ * So ranks that skip the fold run ahead and their later steps' segments share links with the others' earlier
+ * ones, as on a real network. `groups` groups of n ranks can run at once, one rank of each on every host
+ * (HIERARCHICAL's inner groups), or one group with k consecutive ranks per host. Recursive doubling runs through
+ * the same: its fold and unfold are halving-doubling's, its steps between them carry the whole vector at masks
+ * 1, 2, ..., P/2.
  *
- * Steps are taken one after another across the whole group, so a segment of a later step never passes one of
- * an earlier step on a link; ranks that are ahead wait for a link only as long as the earlier step holds it.
+ * Segments are taken in the order of the time they are ready (a heap of events); a rank that waits for a message
+ * goes on when its last segment is on its way.
  */
 
-/** Predicted time of halving-doubling with folded ranks, following every rank. */
+/** Predicted time of halving-doubling (or recursive doubling) with folded ranks, following every rank. */
 final class HalvingDoublingRanks {
   /** Most segments followed at once; longer vectors are extrapolated from two shorter ones. */
-  private static final int MAX_SEGMENTS = 1 << 14;
+  private static final int MAX_SEGMENTS = 1 << 13;
 
   private final AllReduceCostModel costs;
   private final int groups;
@@ -27,6 +32,10 @@ final class HalvingDoublingRanks {
   private final int segmentBytes;
   /** Recursive doubling's program instead: the whole vector in every step, masks 1, 2, ..., P/2. */
   private final boolean doubling;
+  private final int p;
+  private final int extra;
+  private final int levels;
+  private final int unfold;
 
   /**
    * @param groups groups running at once (one rank of each per host), or 1
@@ -42,18 +51,22 @@ final class HalvingDoublingRanks {
     this.ranksPerHost = Math.max(1, ranksPerHost);
     this.segmentBytes = segmentBytes;
     this.doubling = doubling;
+    this.p = Integer.highestOneBit(n);
+    this.extra = n - p;
+    this.levels = Integer.numberOfTrailingZeros(p);
+    this.unfold = doubling ? levels + 1 : 2 * levels + 1;
   }
 
   /** Predicted seconds for a vector of {@code bytes}. */
   double seconds(double bytes) {
     double segments = Math.ceil((doubling ? bytes : bytes / 2) / segmentBytes) * groups * n;
     if (segments <= MAX_SEGMENTS) {
-      return run(bytes);
+      return new Run(bytes).finish();
     }
     // Beyond a few segments per message the time grows linearly with the bytes.
     double shorter = bytes * MAX_SEGMENTS / segments;
-    double a = run(shorter / 2);
-    double b = run(shorter);
+    double a = new Run(shorter / 2).finish();
+    double b = new Run(shorter).finish();
     return b + (b - a) / (shorter / 2) * (bytes - shorter);
   }
 
@@ -62,227 +75,279 @@ final class HalvingDoublingRanks {
     return groups > 1 ? j : j / ranksPerHost;
   }
 
-  private double run(double bytes) {
-    int ranks = groups * n;
-    int hosts = groups > 1 ? n : (n + ranksPerHost - 1) / ranksPerHost;
-    int p = Integer.highestOneBit(n);
-    int extra = n - p;
-    int levels = Integer.numberOfTrailingZeros(p);
-    int unfold = unfoldStep(levels);
-    double firstBytes = doubling ? bytes : bytes / 2;
-    double[] clock = new double[ranks];
-    Links links = new Links(hosts);
-    // Step 0 (the fold) goes out together with the first halving step of the ranks that do not wait for a fold:
-    // the fold and a partner's half reach the folded-into rank's link in at once.
-    double[][] early = new double[ranks][];
-    double[][] arrival = new double[ranks][];
-    double[] size = new double[ranks];
-    for (int id = 0; id < ranks; id++) {
-      int j = id % n;
-      boolean waits = j < 2 * extra;
-      size[id] = peer(j, 0, p, extra, levels) >= 0 ? bytes
-          : !waits && levels > 0 ? firstBytes : 0;
-    }
-    exchange(clock, size, 0, p, extra, levels, arrival, links);
-    receive(clock, 0, p, extra, levels, arrival, bytes, true);
-    for (int id = 0; id < ranks; id++) {
-      int j = id % n;
-      if (j >= 2 * extra && levels > 0) {
-        early[id] = arrival[id];
-      }
-      size[id] = j < 2 * extra && (j & 1) == 1 && levels > 0 ? firstBytes : 0;
-    }
-    for (int step = 1; step <= unfold; step++) {
-      double stepBytes;
-      if (step == unfold || doubling) {
-        stepBytes = bytes;
-      } else {
-        int level = step <= levels ? step - 1 : 2 * levels - step;
-        stepBytes = bytes / (2L << level);
-      }
-      if (step > 1) {
-        for (int id = 0; id < ranks; id++) {
-          size[id] = peer(id % n, step, p, extra, levels) >= 0 ? stepBytes : 0;
-        }
-      }
-      java.util.Arrays.fill(arrival, null);
-      exchange(clock, size, step, p, extra, levels, arrival, links);
-      if (step == 1) {
-        for (int id = 0; id < ranks; id++) {
-          if (early[id] != null) {
-            arrival[id] = early[id];
-          }
-        }
-      }
-      receive(clock, step, p, extra, levels, arrival, stepBytes, step <= levels);
-    }
-    double end = 0;
-    for (double c : clock) {
-      end = Math.max(end, c);
-    }
-    return end;
-  }
-
-  /** Each host's link out and in: when it is next free. */
-  private static final class Links {
-    final double[] out;
-    final double[] in;
-
-    Links(int hosts) {
-      out = new double[hosts];
-      in = new double[hosts];
-    }
-  }
-
-  private int unfoldStep(int levels) {
-    return doubling ? levels + 1 : 2 * levels + 1;
-  }
-
-  /**
-   * Every rank that has a message of {@code step} takes it from its sender's segments as they arrive (in
-   * recursive doubling a rank of the upper block stashes its own segment first and combines it after).
-   */
-  private void receive(double[] clock, int step, int p, int extra, int levels, double[][] arrival, double bytes,
-      boolean combine) {
-    int m = Math.max(1, (int) Math.ceil(bytes / segmentBytes));
-    double last = bytes - (double) (m - 1) * segmentBytes;
-    for (int src = 0; src < clock.length; src++) {
-      int j = src % n;
-      int peer = peer(j, step, p, extra, levels);
-      if (peer < 0) {
-        continue;
-      }
-      int id = src - j + peer;
-      boolean upper = doubling && combine && step > 0 && (vrank(peer) & (1 << (step - 1))) != 0;
-      double t = clock[id];
-      for (int k = 0; k < m; k++) {
-        double s = k < m - 1 ? segmentBytes : last;
-        if (upper) {
-          t = Math.max(t + costs.stash(s), arrival[src][k]) + costs.cpy(s) + costs.combine(s);
-        } else {
-          t = Math.max(t, arrival[src][k]) + (combine ? costs.red(s) : costs.cpy(s));
-        }
-      }
-      clock[id] = t;
-    }
-  }
-
   /** Rank j's virtual rank after the fold (of a rank that goes on). */
   private int vrank(int j) {
-    int extra = n - Integer.highestOneBit(n);
     return j < 2 * extra ? j >> 1 : j - extra;
   }
 
   /** Rank j's partner in {@code step} (whom it sends to), or -1 when it sends nothing then. */
-  private int peer(int j, int step, int p, int extra, int levels) {
+  private int sendsTo(int j, int step) {
     boolean folded = j < 2 * extra && (j & 1) == 0;
     if (step == 0) {
       return folded ? j + 1 : -1;
     }
-    if (step == unfoldStep(levels)) {
+    if (step == unfold) {
       return j < 2 * extra && (j & 1) == 1 ? j - 1 : -1;
     }
-    if (folded) {
-      return -1;
+    return folded ? -1 : partner(j, step);
+  }
+
+  /** Whom rank j receives from in {@code step}, or -1. */
+  private int receivesFrom(int j, int step) {
+    boolean folded = j < 2 * extra && (j & 1) == 0;
+    if (step == 0) {
+      return j < 2 * extra && (j & 1) == 1 ? j - 1 : -1;
     }
+    if (step == unfold) {
+      return folded ? j + 1 : -1;
+    }
+    return folded ? -1 : partner(j, step);
+  }
+
+  private int partner(int j, int step) {
     int mask = doubling ? 1 << (step - 1) : step <= levels ? p >> step : 1 << (step - levels - 1);
     int partner = vrank(j) ^ mask;
     return partner < extra ? 2 * partner + 1 : partner + extra;
   }
 
-  /**
-   * Every rank with {@code size[id] > 0} sends that many bytes in segments to its partner (of {@code step}, or of
-   * step 1 for a rank that has no message in step 0): when each segment arrives.
-   */
-  private void exchange(double[] clock, double[] size, int step, int p, int extra, int levels, double[][] arrival,
-      Links links) {
-    int ranks = clock.length;
-    int[] to = new int[ranks];
-    double[][] ready = new double[ranks][];
-    double[][] start = new double[ranks][];
-    double[][] left = new double[ranks][];
-    int[] outCount = new int[links.out.length];
-    int[] inCount = new int[links.out.length];
-    for (int id = 0; id < ranks; id++) {
-      to[id] = -1;
-      if (size[id] <= 0) {
-        continue;
+  /** Bytes of a step's message. */
+  private double stepBytes(int step, double bytes) {
+    if (step == 0 || step == unfold || doubling) {
+      return bytes;
+    }
+    int level = step <= levels ? step - 1 : 2 * levels - step;
+    return bytes / (2L << level);
+  }
+
+  /** One vector's all-reduce, event by event. */
+  private final class Run {
+    private final double bytes;
+    private final int ranks;
+    private final double[] clock;
+    private final int[] step;
+    /** The step a rank waits to receive in, or -1. */
+    private final int[] waiting;
+    /** When each segment of a rank's message of a step arrives, and how many are on their way. */
+    private final double[][][] arrival;
+    private final int[][] arrived;
+    private final double[] out;
+    private final double[] in;
+    private final Events events = new Events();
+    private double end;
+
+    Run(double bytes) {
+      this.bytes = bytes;
+      this.ranks = groups * n;
+      int hosts = groups > 1 ? n : (n + ranksPerHost - 1) / ranksPerHost;
+      clock = new double[ranks];
+      step = new int[ranks];
+      waiting = new int[ranks];
+      arrival = new double[ranks][unfold + 1][];
+      arrived = new int[ranks][unfold + 1];
+      out = new double[hosts];
+      in = new double[hosts];
+      Arrays.fill(waiting, -1);
+      for (int id = 0; id < ranks; id++) {
+        events.add(0, Events.RESUME, id, 0, 0);
       }
+      while (!events.isEmpty()) {
+        double t = events.time();
+        int kind = events.kind();
+        int id = events.id();
+        int s = events.step();
+        int k = events.segment();
+        events.pop();
+        if (kind == Events.READY) {
+          leave(t, id, s, k);
+        } else if (kind == Events.ENTER) {
+          enter(t, id, s, k);
+        } else {
+          advance(id);
+        }
+      }
+    }
+
+    double finish() {
+      return end;
+    }
+
+    private int segments(double b) {
+      return Math.max(1, (int) Math.ceil(b / segmentBytes));
+    }
+
+    private double segment(double b, int k) {
+      return Math.min(segmentBytes, b - (double) k * segmentBytes);
+    }
+
+    /** Rank id goes on from its clock: sends its message of the step, then receives, or waits to. */
+    private void advance(int id) {
       int j = id % n;
-      int peer = peer(j, step, p, extra, levels);
-      to[id] = id - j + (peer >= 0 ? peer : peer(j, 1, p, extra, levels));
-      int m = Math.max(1, (int) Math.ceil(size[id] / segmentBytes));
-      double last = size[id] - (double) (m - 1) * segmentBytes;
-      ready[id] = new double[m];
-      start[id] = new double[m];
-      left[id] = new double[m];
-      arrival[id] = new double[m];
+      while (step[id] <= unfold) {
+        int s = step[id];
+        double b = stepBytes(s, bytes);
+        int to = sendsTo(j, s);
+        if (to >= 0 && waiting[id] != s) {
+          int m = segments(b);
+          double t = clock[id];
+          for (int k = 0; k < m; k++) {
+            t += costs.snd(segment(b, k));
+            events.add(t, Events.READY, id, s, k);
+          }
+          clock[id] = t;
+        }
+        int from = receivesFrom(j, s);
+        if (from >= 0) {
+          int m = segments(b);
+          if (arrived[id][s] < m) {
+            waiting[id] = s;
+            return;
+          }
+          waiting[id] = -1;
+          receive(id, s, b, m);
+        }
+        step[id]++;
+        if (to >= 0 || from >= 0) {
+          // Go on at the new clock, after what is due before it.
+          events.add(clock[id], Events.RESUME, id, 0, 0);
+          return;
+        }
+      }
+      end = Math.max(end, clock[id]);
+    }
+
+    /** Rank id takes the m segments of step s as they arrive. */
+    private void receive(int id, int s, double b, int m) {
+      boolean combine = s <= levels;
+      boolean upper = doubling && combine && s > 0 && (vrank(id % n) & (1 << (s - 1))) != 0;
+      double[] at = arrival[id][s];
       double t = clock[id];
-      boolean local = host(id) == host(to[id]);
       for (int k = 0; k < m; k++) {
-        t += costs.snd(k < m - 1 ? segmentBytes : last);
-        ready[id][k] = t;
-        if (local) {
-          arrival[id][k] = t + costs.localAlpha();
+        double sz = segment(b, k);
+        if (upper) {
+          t = Math.max(t + costs.stash(sz), at[k]) + costs.cpy(sz) + costs.combine(sz);
+        } else {
+          t = Math.max(t, at[k]) + (combine ? costs.red(sz) : costs.cpy(sz));
         }
       }
       clock[id] = t;
-      if (!local) {
-        outCount[host(id)]++;
-        inCount[host(to[id])]++;
+      arrival[id][s] = null;
+    }
+
+    /** Segment k of rank id's message of step s, ready at t: onto its host's link out, in the order ready. */
+    private void leave(double t, int id, int s, int k) {
+      int to = id - id % n + sendsTo(id % n, s);
+      int from = host(id);
+      if (from == host(to)) {
+        arrive(t, to, s, k, t + costs.localAlpha());
+        return;
       }
+      double start = Math.max(t, out[from]);
+      out[from] = start + costs.wire(segment(stepBytes(s, bytes), k), 1);
+      events.add(start, Events.ENTER, id, s, k);
     }
-    int hosts = links.out.length;
-    int[][] out = new int[hosts][];
-    int[][] in = new int[hosts][];
-    for (int h = 0; h < hosts; h++) {
-      out[h] = new int[outCount[h]];
-      in[h] = new int[inCount[h]];
-      outCount[h] = 0;
-      inCount[h] = 0;
+
+    /** The segment starts out at t: onto the receiving host's link in, in the order segments left. */
+    private void enter(double t, int id, int s, int k) {
+      int to = id - id % n + sendsTo(id % n, s);
+      int dest = host(to);
+      double w = costs.wire(segment(stepBytes(s, bytes), k), 1);
+      double done = Math.max(t, in[dest]) + w;
+      in[dest] = done;
+      arrive(t, to, s, k, done + costs.alpha());
     }
-    for (int id = 0; id < ranks; id++) {
-      if (to[id] >= 0 && host(id) != host(to[id])) {
-        out[host(id)][outCount[host(id)]++] = id;
-        in[host(to[id])][inCount[host(to[id])]++] = id;
+
+    private void arrive(double t, int to, int s, int k, double at) {
+      int m = segments(stepBytes(s, bytes));
+      if (arrival[to][s] == null) {
+        arrival[to][s] = new double[m];
       }
-    }
-    for (int h = 0; h < hosts; h++) {
-      int[] next = new int[out[h].length];
-      for (int pick; (pick = earliest(out[h], next, ready)) >= 0; ) {
-        int id = out[h][pick];
-        int k = next[pick]++;
-        start[id][k] = Math.max(ready[id][k], links.out[h]);
-        links.out[h] = start[id][k] + costs.wire(segment(size[id], k), 1);
-        left[id][k] = links.out[h];
-      }
-    }
-    for (int h = 0; h < hosts; h++) {
-      int[] next = new int[in[h].length];
-      for (int pick; (pick = earliest(in[h], next, start)) >= 0; ) {
-        int id = in[h][pick];
-        int k = next[pick]++;
-        double end = Math.max(Math.max(start[id][k], links.in[h]) + costs.wire(segment(size[id], k), 1), left[id][k]);
-        links.in[h] = end;
-        arrival[id][k] = end + costs.alpha();
+      arrival[to][s][k] = at;
+      if (++arrived[to][s] == m && waiting[to] == s) {
+        // Its receive can be worked out now; it resumes once the events before it are taken.
+        events.add(t, Events.RESUME, to, 0, 0);
       }
     }
   }
 
-  /** Bytes of segment k of a message of {@code bytes}. */
-  private double segment(double bytes, int k) {
-    return Math.min(segmentBytes, bytes - (double) k * segmentBytes);
-  }
+  /** A binary heap of events by time (at the same time: segments ready, segments entering, resumptions). */
+  private static final class Events {
+    static final int READY = 0;
+    static final int ENTER = 1;
+    static final int RESUME = 2;
+    private double[] times = new double[64];
+    private long[] what = new long[64];
+    private int size;
 
-  /** Which of {@code ids} has the earliest next segment by {@code times}, or -1 when all are done. */
-  private static int earliest(int[] ids, int[] next, double[][] times) {
-    int best = -1;
-    for (int q = 0; q < ids.length; q++) {
-      double[] t = times[ids[q]];
-      if (next[q] < t.length && (best < 0 || t[next[q]] < times[ids[best]][next[best]])) {
-        best = q;
-      }
+    boolean isEmpty() {
+      return size == 0;
     }
-    return best;
+
+    /** Kind in bits 62-63, rank 38-61, step 32-37, segment 0-31. */
+    void add(double t, int kind, int id, int step, int segment) {
+      if (size == times.length) {
+        times = Arrays.copyOf(times, size * 2);
+        what = Arrays.copyOf(what, size * 2);
+      }
+      long w = ((long) kind << 62) | ((long) id << 38) | ((long) step << 32) | segment;
+      int i = size++;
+      while (i > 0) {
+        int parent = (i - 1) >>> 1;
+        if (!before(t, w, times[parent], what[parent])) {
+          break;
+        }
+        times[i] = times[parent];
+        what[i] = what[parent];
+        i = parent;
+      }
+      times[i] = t;
+      what[i] = w;
+    }
+
+    private static boolean before(double t, long w, double u, long v) {
+      return t < u || (t == u && w < v);
+    }
+
+    double time() {
+      return times[0];
+    }
+
+    int kind() {
+      return (int) (what[0] >>> 62);
+    }
+
+    int id() {
+      return (int) ((what[0] >>> 38) & 0xffffff);
+    }
+
+    int step() {
+      return (int) ((what[0] >>> 32) & 0x3f);
+    }
+
+    int segment() {
+      return (int) (what[0] & 0xffffffffL);
+    }
+
+    void pop() {
+      double t = times[--size];
+      long w = what[size];
+      int i = 0;
+      while (true) {
+        int c = 2 * i + 1;
+        if (c >= size) {
+          break;
+        }
+        if (c + 1 < size && before(times[c + 1], what[c + 1], times[c], what[c])) {
+          c++;
+        }
+        if (!before(times[c], what[c], t, w)) {
+          break;
+        }
+        times[i] = times[c];
+        what[i] = what[c];
+        i = c;
+      }
+      times[i] = t;
+      what[i] = w;
+    }
   }
 }
