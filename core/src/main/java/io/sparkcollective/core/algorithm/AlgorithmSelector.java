@@ -128,7 +128,8 @@ public final class AlgorithmSelector {
    * then carries 1/k of the vector with k ranks per process.
    */
   public AlgorithmChoice select(Algorithm requested, long bytes, Placement placement) {
-    if (requested == Algorithm.AUTO && forced == Algorithm.AUTO && model != null) {
+    // The link is between processes: a group inside one never crosses it.
+    if (requested == Algorithm.AUTO && forced == Algorithm.AUTO && model != null && placement.nodeCount() > 1) {
       return modelled(bytes, placement);
     }
     int ranks = placement.ranks();

@@ -85,6 +85,16 @@ class AlgorithmSelectorTest {
   }
 
   @Test
+  void shouldKeepToTheTableForAGroupInsideOneProcessWhenToldTheLink() {
+    AlgorithmSelector told = new AlgorithmSelector(16384, 8, 4 << 20, Algorithm.AUTO, 1000, 50, SEGMENT, true);
+    Placement oneProcess = Placement.of(new int[] {0, 0, 0, 0});
+    // Across four hosts the model takes recursive doubling at 16 KiB; inside one process nothing crosses a link.
+    assertEquals(Algorithm.RECURSIVE_DOUBLING, auto(told, 16384, Placement.flat(4)));
+    assertEquals(Algorithm.DIRECT, auto(told, 16384, oneProcess));
+    assertEquals(Algorithm.HALVING_DOUBLING, auto(told, 1 << 20, oneProcess));
+  }
+
+  @Test
   void shouldFollowTheGroupSizeWhenToldTheLink() {
     AlgorithmSelector tenGigabit = onLinks(10_000, 10);
     // Small messages on 16 ranks: one step of 15 messages beats 8 steps.
