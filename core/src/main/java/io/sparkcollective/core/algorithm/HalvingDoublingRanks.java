@@ -1,5 +1,6 @@
 package io.sparkcollective.core.algorithm;
 
+import io.sparkcollective.core.time.EventQueue;
 import java.util.Arrays;
 
 /*
@@ -16,7 +17,7 @@ import java.util.Arrays;
  * the same: its fold and unfold are halving-doubling's, its steps between them carry the whole vector at masks
  * 1, 2, ..., P/2.
  *
- * Segments are taken in the order of the time they are ready (a heap of events); a rank that waits for a message
+ * Segments are taken in the order of the time they are ready (an EventQueue); a rank that waits for a message
  * goes on when its last segment is on its way.
  */
 
@@ -119,7 +120,17 @@ final class HalvingDoublingRanks {
     return bytes / (2L << level);
   }
 
-  /** One vector's all-reduce, event by event. */
+  /** Events: a segment ready to leave, a segment starting out on the link, a rank going on. */
+  private static final int READY = 0;
+  private static final int ENTER = 1;
+  private static final int RESUME = 2;
+
+  /** An event's reference: rank in bits 38 and up, step 32-37, segment 0-31. */
+  private static long segmentRef(int id, int step, int k) {
+    return ((long) id << 38) | ((long) step << 32) | k;
+  }
+
+  /** One vector's all-reduce, event by event (at the same time in the order they were added). */
   private final class Run {
     private final double bytes;
     private final int ranks;
@@ -132,7 +143,7 @@ final class HalvingDoublingRanks {
     private final int[][] arrived;
     private final double[] out;
     private final double[] in;
-    private final Events events = new Events();
+    private final EventQueue events = new EventQueue();
     private double end;
 
     Run(double bytes) {
@@ -148,18 +159,19 @@ final class HalvingDoublingRanks {
       in = new double[hosts];
       Arrays.fill(waiting, -1);
       for (int id = 0; id < ranks; id++) {
-        events.add(0, Events.RESUME, id, 0, 0);
+        events.add(0, RESUME, segmentRef(id, 0, 0));
       }
       while (!events.isEmpty()) {
-        double t = events.time();
-        int kind = events.kind();
-        int id = events.id();
-        int s = events.step();
-        int k = events.segment();
-        events.pop();
-        if (kind == Events.READY) {
+        double t = events.peekTime();
+        int kind = events.peekKind();
+        long ref = events.peekRef();
+        events.poll();
+        int id = (int) (ref >>> 38);
+        int s = (int) (ref >>> 32) & 0x3f;
+        int k = (int) ref;
+        if (kind == READY) {
           leave(t, id, s, k);
-        } else if (kind == Events.ENTER) {
+        } else if (kind == ENTER) {
           enter(t, id, s, k);
         } else {
           advance(id);
@@ -191,7 +203,7 @@ final class HalvingDoublingRanks {
           double t = clock[id];
           for (int k = 0; k < m; k++) {
             t += costs.snd(segment(b, k));
-            events.add(t, Events.READY, id, s, k);
+            events.add(t, READY, segmentRef(id, s, k));
           }
           clock[id] = t;
         }
@@ -208,7 +220,7 @@ final class HalvingDoublingRanks {
         step[id]++;
         if (to >= 0 || from >= 0) {
           // Go on at the new clock, after what is due before it.
-          events.add(clock[id], Events.RESUME, id, 0, 0);
+          events.add(clock[id], RESUME, segmentRef(id, 0, 0));
           return;
         }
       }
@@ -243,7 +255,7 @@ final class HalvingDoublingRanks {
       }
       double start = Math.max(t, out[from]);
       out[from] = start + costs.wire(segment(stepBytes(s, bytes), k), 1);
-      events.add(start, Events.ENTER, id, s, k);
+      events.add(start, ENTER, segmentRef(id, s, k));
     }
 
     /** The segment starts out at t: onto the receiving host's link in, in the order segments left. */
@@ -264,90 +276,8 @@ final class HalvingDoublingRanks {
       arrival[to][s][k] = at;
       if (++arrived[to][s] == m && waiting[to] == s) {
         // Its receive can be worked out now; it resumes once the events before it are taken.
-        events.add(t, Events.RESUME, to, 0, 0);
+        events.add(t, RESUME, segmentRef(to, 0, 0));
       }
-    }
-  }
-
-  /** A binary heap of events by time (at the same time: segments ready, segments entering, resumptions). */
-  private static final class Events {
-    static final int READY = 0;
-    static final int ENTER = 1;
-    static final int RESUME = 2;
-    private double[] times = new double[64];
-    private long[] what = new long[64];
-    private int size;
-
-    boolean isEmpty() {
-      return size == 0;
-    }
-
-    /** Kind in bits 62-63, rank 38-61, step 32-37, segment 0-31. */
-    void add(double t, int kind, int id, int step, int segment) {
-      if (size == times.length) {
-        times = Arrays.copyOf(times, size * 2);
-        what = Arrays.copyOf(what, size * 2);
-      }
-      long w = ((long) kind << 62) | ((long) id << 38) | ((long) step << 32) | segment;
-      int i = size++;
-      while (i > 0) {
-        int parent = (i - 1) >>> 1;
-        if (!before(t, w, times[parent], what[parent])) {
-          break;
-        }
-        times[i] = times[parent];
-        what[i] = what[parent];
-        i = parent;
-      }
-      times[i] = t;
-      what[i] = w;
-    }
-
-    private static boolean before(double t, long w, double u, long v) {
-      return t < u || (t == u && w < v);
-    }
-
-    double time() {
-      return times[0];
-    }
-
-    int kind() {
-      return (int) (what[0] >>> 62);
-    }
-
-    int id() {
-      return (int) ((what[0] >>> 38) & 0xffffff);
-    }
-
-    int step() {
-      return (int) ((what[0] >>> 32) & 0x3f);
-    }
-
-    int segment() {
-      return (int) (what[0] & 0xffffffffL);
-    }
-
-    void pop() {
-      double t = times[--size];
-      long w = what[size];
-      int i = 0;
-      while (true) {
-        int c = 2 * i + 1;
-        if (c >= size) {
-          break;
-        }
-        if (c + 1 < size && before(times[c + 1], what[c + 1], times[c], what[c])) {
-          c++;
-        }
-        if (!before(times[c], what[c], t, w)) {
-          break;
-        }
-        times[i] = times[c];
-        what[i] = what[c];
-        i = c;
-      }
-      times[i] = t;
-      what[i] = w;
     }
   }
 }

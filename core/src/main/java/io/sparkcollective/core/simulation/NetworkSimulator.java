@@ -3,6 +3,7 @@ package io.sparkcollective.core.simulation;
 import io.sparkcollective.core.algorithm.AllReduceAlgorithm;
 import io.sparkcollective.core.api.ReduceOp;
 import io.sparkcollective.core.kernel.Kernels;
+import io.sparkcollective.core.time.EventQueue;
 import java.util.Arrays;
 
 /**
@@ -180,7 +181,7 @@ public final class NetworkSimulator {
     while (!queue.isEmpty()) {
       double t = queue.peekTime();
       int kind = queue.peekKind();
-      int ref = queue.peekRef();
+      int ref = (int) queue.peekRef();
       queue.poll();
       if (kind == RUN) {
         run(ref, t);

@@ -1,40 +1,41 @@
-package io.sparkcollective.core.simulation;
+package io.sparkcollective.core.time;
 
 import java.util.Arrays;
 
 /**
- * The simulator's future events, earliest first; events at the same time in the order they were added, so a
- * run is deterministic. A binary heap over parallel primitive arrays: tens of millions of events per run, none
- * of them an object.
+ * Future events in virtual time, earliest first (the network simulator's, the cost model's walk of folded
+ * groups); events at the same time in the order they were added, so a run is deterministic. A binary heap over
+ * parallel primitive arrays: tens of millions of events per run, none of them an object. Each event is a time,
+ * a kind and a reference, whose meaning is the user's.
  */
-final class EventQueue {
+public final class EventQueue {
   private double[] time = new double[1024];
   private long[] order = new long[1024];
   private int[] kind = new int[1024];
-  private int[] ref = new int[1024];
+  private long[] ref = new long[1024];
   private int size;
   private long added;
 
-  boolean isEmpty() {
+  public boolean isEmpty() {
     return size == 0;
   }
 
   /** Time of the earliest event; only when not empty. */
-  double peekTime() {
+  public double peekTime() {
     return time[0];
   }
 
   /** Kind of the earliest event. */
-  int peekKind() {
+  public int peekKind() {
     return kind[0];
   }
 
   /** Reference of the earliest event. */
-  int peekRef() {
+  public long peekRef() {
     return ref[0];
   }
 
-  void add(double t, int k, int r) {
+  public void add(double t, int k, long r) {
     if (size == time.length) {
       int n = size * 2;
       time = Arrays.copyOf(time, n);
@@ -59,7 +60,7 @@ final class EventQueue {
   }
 
   /** Removes the earliest event (read it first with the peek methods). */
-  void poll() {
+  public void poll() {
     int last = --size;
     if (last == 0) {
       return;
@@ -67,7 +68,7 @@ final class EventQueue {
     double t = time[last];
     long o = order[last];
     int k = kind[last];
-    int r = ref[last];
+    long r = ref[last];
     int i = 0;
     int half = last >>> 1;
     while (i < half) {
@@ -89,7 +90,7 @@ final class EventQueue {
   }
 
   /** Events added so far. */
-  long added() {
+  public long added() {
     return added;
   }
 
