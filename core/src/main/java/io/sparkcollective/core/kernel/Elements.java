@@ -3,6 +3,7 @@ package io.sparkcollective.core.kernel;
 import io.sparkcollective.core.api.DType;
 import io.sparkcollective.core.api.DataBuffer;
 import io.sparkcollective.core.api.ReduceOp;
+import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.DoubleBuffer;
@@ -116,6 +117,10 @@ public abstract class Elements {
       changedInPlace(off, n);
       return;
     }
+    if (foldInPlace(src, off, n, op)) {
+      changedInPlace(off, n);
+      return;
+    }
     int chunk = Math.min(n, 1 << 14);
     Object acc = staging(scratch, 0, chunk);
     Object in = staging(scratch, 1, chunk);
@@ -127,6 +132,14 @@ public abstract class Elements {
       putFrom(off + done, m, acc, 0);
     }
     changedInPlace(off, n);
+  }
+
+  /**
+   * {@link #reduceFrom} where both vectors lie outside the heap: folds {@code src}'s range into this one's where
+   * both lie and returns true, or returns false (nothing done) for the staged fold.
+   */
+  boolean foldInPlace(Elements src, int off, int n, ReduceOp op) {
+    return false;
   }
 
   /**
@@ -1267,6 +1280,12 @@ public abstract class Elements {
     private final int elementBytes;
     private java.nio.Buffer typed;
 
+    /**
+     * Where element 0 lies when the buffer is direct and {@link OffHeapKernels} combine it in place (every
+     * element inside the buffer); 0 otherwise, and combines stage through arrays.
+     */
+    private final long address;
+
     BufferElements(ByteBuffer littleEndian, int length, int wireCode, Elements kind, Scratch scratch,
         DataBuffer staged) {
       super(0, length, wireCode, staged);
@@ -1275,6 +1294,48 @@ public abstract class Elements {
       this.kind = kind;
       this.scratch = scratch;
       this.elementBytes = kind.wireElementBytes();
+      this.address = (long) length * elementBytes <= pristine.capacity() ? OffHeapKernels.address(pristine) : 0;
+    }
+
+    /** True if combines into this vector run where it lies ({@link OffHeapKernels}), not through staging. */
+    boolean combinesInPlace() {
+      return address != 0;
+    }
+
+    /** True if {@code [off, off+n)} is a range of this vector. */
+    private boolean holds(int off, int n) {
+      return off >= 0 && n >= 0 && (long) off + n <= length;
+    }
+
+    /** Received values folded in where this vector lies, when both it and the wire are outside the heap. */
+    @Override
+    public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
+      ByteBuffer wire = w.bytes();
+      long from = address == 0 ? 0 : OffHeapKernels.address(wire);
+      if (from != 0 && holds(off, n) && w.start() + (long) n * elementBytes <= wire.capacity()) {
+        OffHeapKernels.reduce(kind.elementType(), address + (long) off * elementBytes, from + w.start(), n, op);
+        Reference.reachabilityFence(pristine);
+        Reference.reachabilityFence(wire);
+        return;
+      }
+      super.reduce(off, n, w, op, scratch);
+    }
+
+    @Override
+    boolean foldInPlace(Elements src, int off, int n, ReduceOp op) {
+      if (address == 0 || !(src instanceof BufferElements)) {
+        return false;
+      }
+      BufferElements peer = (BufferElements) src;
+      if (peer.address == 0 || peer.kind.elementType() != kind.elementType() || !holds(off, n)
+          || !peer.holds(off, n)) {
+        return false;
+      }
+      long at = (long) off * elementBytes;
+      OffHeapKernels.reduce(kind.elementType(), address + at, peer.address + at, n, op);
+      Reference.reachabilityFence(pristine);
+      Reference.reachabilityFence(peer.pristine);
+      return true;
     }
 
     @Override
@@ -1379,6 +1440,11 @@ public abstract class Elements {
 
     @Override
     public void divide(int off, int n, int divisor) {
+      if (address != 0 && holds(off, n)) {
+        OffHeapKernels.divide(kind.elementType(), address + (long) off * elementBytes, n, divisor);
+        Reference.reachabilityFence(pristine);
+        return;
+      }
       int chunk = Math.min(n, CHUNK);
       Object a = staging(scratch, 0, chunk);
       for (int done = 0; done < n; done += chunk) {
