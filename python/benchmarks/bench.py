@@ -119,6 +119,8 @@ def main():
     ap.add_argument("--tasks", type=int, default=4)
     ap.add_argument("--master", default="local-cluster[2,2,1024]")
     ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--staged-kernels", action="store_true",
+                    help="executors combine vectors outside the heap through scratch arrays (a baseline)")
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--tree-reps", type=int, default=5)
     ap.add_argument("--gather-reps", type=int, default=3)
@@ -143,6 +145,11 @@ def main():
     # The benchmarks jar carries slf4j's simple logger for its own command lines: keep the driver's log at WARN.
     conf.set("spark.driver.extraJavaOptions",
              conf.get("spark.driver.extraJavaOptions") + " -Dorg.slf4j.simpleLogger.defaultLogLevel=warn")
+    if args.staged_kernels:
+        # The same-run baseline of the engine's in-place kernels for vectors outside the heap (README "Vectors in
+        # direct buffers"): the executors combine such vectors through scratch arrays instead.
+        conf.set("spark.executor.extraJavaOptions",
+                 (conf.get("spark.executor.extraJavaOptions", "") or "") + " -Dio.sparkcollective.kernels.staged=true")
     sc = SparkContext(conf=conf)
     sc.setLogLevel("WARN")
     sc.parallelize(range(8), 8).count()

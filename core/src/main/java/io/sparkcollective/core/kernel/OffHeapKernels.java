@@ -35,7 +35,7 @@ import org.slf4j.LoggerFactory;
 final class OffHeapKernels {
   private static final Logger LOG = LoggerFactory.getLogger(OffHeapKernels.class);
   /** Set to {@code true} to stage every combine of off-heap memory through arrays (for comparisons). */
-  static final String DISABLE_PROPERTY = "sparkcollective.kernels.staged";
+  static final String DISABLE_PROPERTY = "io.sparkcollective.kernels.staged";
   /** The last JDK whose {@code sun.misc.Unsafe} memory methods are neither deprecated for removal nor warn. */
   private static final int LAST_JDK = 22;
 
