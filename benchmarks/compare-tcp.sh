@@ -12,7 +12,8 @@
 # other round (round 1 writes <name>-N.txt, round k <name>-N.k.txt); the report takes each cell's median round
 # and prints the range of the ratios the rounds gave one by one (the machines are shared and noisy, so a
 # single sitting's ratio can be off by 30%). VECTOR=direct keeps spark-collective's vector in a direct buffer
-# (as XGBoost4J's and a Python task's from comm.empty are) instead of a float[].
+# (as XGBoost4J's and a Python task's from comm.empty are) instead of a float[]. CONF adds settings to
+# spark-collective's (e.g. CONF=segmentBytes=262144 to compare another segment size in the same build).
 # Needs: Debian packages openmpi-bin libopenmpi-dev libgloo-dev g++ iperf3, Maven (XGBoost4J from Maven
 # Central); the peer programs from shared/peers (PEERS_DIR, default ../shared/peers next to the repository).
 set -euo pipefail
@@ -23,6 +24,7 @@ transport=${TRANSPORT:-tcp}
 out=$root/benchmarks/target/bench$([ "$transport" = tcp ] || echo "-$transport")
 # TCP only: payloads over the socket even though the processes share a host.
 conf=$([ "$transport" = tcp ] && echo transport.sharedMemoryBytes=0 || echo transport.sharedMemoryBytes=16777216)
+conf=$conf${CONF:+,$CONF}
 jar=$root/benchmarks/target/benchmarks.jar
 mkdir -p "$out"
 [ -f "$jar" ] || (cd "$root" && mvn -B -q -DskipTests package)

@@ -18,9 +18,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>C2 on JDK 17 does not vectorise a loop over off-heap memory, but the scalar loop still beats the
  * alternative, copying both operands into scratch arrays, summing those with SIMD code and copying the sum
- * back: those three copies cost more than the vector loop saves (one machine, 64 Ki floats in the caches: 15.5
- * against 22.4 us; 1 Mi floats 305 against 475 us; 10 M floats 3.5 against 5.2 ms; {@code KernelBenchmark}'s
- * {@code foldInPlaceF32Direct} and {@code segmentReduceF32Direct}).
+ * back: those three copies cost more than the vector loop saves ({@code KernelBenchmark}'s
+ * {@code foldInPlaceF32Direct} on one machine, in place against staged: 64 Ki floats in the caches 15.8 against
+ * 23.2 us, 1 Mi floats 318 against 497 us; {@code segmentReduceF32Direct} 15.5 against 21.4 and 283 against 440
+ * us; at 16 Mi floats, bound by memory, the two within their error).
  *
  * <p>Each loop computes exactly what the array kernel of the same type and operator computes (the same Java
  * operation on the same two operands in the same order), so ranks whose vectors live in arrays and ranks whose

@@ -230,16 +230,23 @@ public final class NetworkSimulator {
     RankSchedule s = schedules[r];
     clock[r] = Math.max(clock[r], t);
     waitingFor[r] = RUNNABLE;
+    boolean moved = false;
     while (true) {
       int i = pc[r];
       if (i == s.moves()) {
         waitingFor[r] = FINISHED;
         return;
       }
-      if (!queue.isEmpty() && clock[r] > queue.peekTime()) {
+      // Past the next event: it goes first. At its very time after a move, too, where every rank has a core of
+      // its own: ranks that reach one instant take their turns in the order they got there, whichever of them
+      // the queue ran first (otherwise a rank that found nothing else pending would send a second segment ahead
+      // of another rank's first). On a machine of few cores the rank that runs keeps its core through the tie.
+      if (!queue.isEmpty() && (clock[r] > queue.peekTime()
+          || moved && coreFree == null && clock[r] == queue.peekTime())) {
         queue.add(clock[r], RUN, r);
         return;
       }
+      moved = true;
       int move = s.move(i);
       int off = s.offset(i);
       int n = s.elements(i);

