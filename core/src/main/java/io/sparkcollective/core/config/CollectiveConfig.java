@@ -75,7 +75,7 @@ public final class CollectiveConfig {
     key(OPERATION_TIMEOUT_MS, "600000", "Deadline of one collective operation, unless its options say otherwise: "
         + "only for a live peer that never makes the same call (lost, killed and frozen peers fail the operation "
         + "within seconds).");
-    key(SEGMENT_BYTES, "524288", "Largest payload of one frame; large messages are cut into segments of this "
+    key(SEGMENT_BYTES, "262144", "Largest payload of one frame; large messages are cut into segments of this "
         + "size so that sending one overlaps reducing the previous (a power of two, 4 KiB to 64 MiB).");
     key(ALGORITHM, "AUTO",
         "All-reduce algorithm: AUTO (by size and placement), RING, DIRECT, HALVING_DOUBLING, HIERARCHICAL, RING_2D "

@@ -17,7 +17,7 @@ public final class Tuning {
    * and forwards the chunk it finishes while its neighbour is still reducing, so about two chunks per rank are
    * in flight on each link; longer vectors run as several passes over pieces of N chunks of this size, which
    * keeps what is in flight within a few MiB (what a shared-memory ring holds; pooled frames otherwise) instead
-   * of growing with the vector. 8 x 512 KiB segments: 4 MiB per chunk.
+   * of growing with the vector. 8 x 256 KiB segments: 2 MiB per chunk.
    */
   public static final int RING_CHUNK_SEGMENTS = 8;
 

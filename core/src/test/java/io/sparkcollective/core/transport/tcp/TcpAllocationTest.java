@@ -81,7 +81,7 @@ class TcpAllocationTest {
         double small = perOp(group, 64 * 1024, placement);
         double large = perOp(group, 4 << 20, placement);
         System.out.printf("TCP bytes allocated per all-reduce per rank: 256 KiB %.0f, 16 MiB %.0f%n", small, large);
-        // Measured: ~0.5 KB at 256 KiB and ~6 KB at 16 MiB (64 segments of 256 KiB); a copy of the payload would show
+        // Measured: ~0.5 KB at 256 KiB and ~6 KB at 16 MiB (64 segments); a copy of the payload would show
         // as megabytes. The bound leaves room for Netty's recyclers warming up.
         assertTrue(large < 32 * 1024, "16 MiB all-reduce allocates " + large + " B per rank (256 KiB: " + small + ")");
       } finally {
