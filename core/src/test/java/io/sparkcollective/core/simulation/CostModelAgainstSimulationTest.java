@@ -31,9 +31,13 @@ class CostModelAgainstSimulationTest {
   private static final int SEGMENT_BYTES = CollectiveConfig.defaults().segmentBytes();
 
   private static AllReduceCostModel costModel(double gbit, double latencyMicros) {
+    return costModel(gbit, latencyMicros, SEGMENT_BYTES);
+  }
+
+  private static AllReduceCostModel costModel(double gbit, double latencyMicros, int segmentBytes) {
     return new AllReduceCostModel(gbit * 1e9 / 8, latencyMicros * 1e-6, Tuning.MODEL_LOCAL_LATENCY_SECONDS,
         Tuning.MODEL_MESSAGE_OVERHEAD_SECONDS, Tuning.MODEL_REDUCE_BYTES_PER_SECOND, Tuning.MODEL_COPY_BYTES_PER_SECOND,
-        Tuning.MODEL_HEADER_BYTES, SEGMENT_BYTES);
+        Tuning.MODEL_HEADER_BYTES, segmentBytes);
   }
 
   private static void check(double gbit, double latency, int k, int n, long bytes, AlgorithmChoice choice,
@@ -149,9 +153,7 @@ class CostModelAgainstSimulationTest {
         AlgorithmChoice rd = AlgorithmChoice.of(Algorithm.RECURSIVE_DOUBLING, null);
         double simulated = NetworkSimulator.run(AlgorithmSelector.implementation(rd, flat), 3, 2 * segment / 4, 4,
             segment / 4, network).seconds();
-        double modelled = new AllReduceCostModel(gbit * 1e9 / 8, 5e-6, Tuning.MODEL_LOCAL_LATENCY_SECONDS,
-            Tuning.MODEL_MESSAGE_OVERHEAD_SECONDS, Tuning.MODEL_REDUCE_BYTES_PER_SECOND,
-            Tuning.MODEL_COPY_BYTES_PER_SECOND, Tuning.MODEL_HEADER_BYTES, segment).seconds(rd, 2L * segment, flat);
+        double modelled = costModel(gbit, 5, segment).seconds(rd, 2L * segment, flat);
         double wire = (segment + Tuning.MODEL_HEADER_BYTES) * 8 / (gbit * 1e9);
         assertEquals(modelled, simulated, modelled * 0.01, "segments of " + segment + " bytes at " + gbit
             + " Gbit/s");
