@@ -55,7 +55,8 @@ public final class SimulationValidation {
     for (int i = 2; i < args.length; i++) {
       sizes[i - 2] = Integer.parseInt(args[i]);
     }
-    // The segment size the measurements ran with: the default unless they were taken with another.
+    // The segment size the measurements ran with: the default unless they were taken with another
+    // (-DsegmentBytes=262144 for those stored before 512 KiB became the default).
     int segmentBytes = Integer.getInteger("segmentBytes", CollectiveConfig.defaults().segmentBytes());
     int segment = segmentBytes / Float.BYTES;
     Path first = dir.resolve(rate + "-" + sizes[0]);

@@ -33,6 +33,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The executor's door for Python workers, spoken to by hand over a real Unix-domain socket: what an
@@ -40,16 +41,16 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class PythonChannelTest {
-  private Path local;
-  private Path segments;
+  @TempDir
+  Path local;
+  @TempDir
+  Path segments;
   private LocalGroup group;
   private final List<Closeable> attached = new ArrayList<>();
   private PythonChannel channel;
 
   @BeforeEach
   void open() throws IOException {
-    local = Files.createTempDirectory("py-local");
-    segments = Files.createTempDirectory("py-seg");
     group = LocalGroup.create(2);
     channel = PythonChannel.open(new File[] {local.toFile()}, segments, this::task, 500);
   }
@@ -57,6 +58,7 @@ class PythonChannelTest {
   @AfterEach
   void close() {
     channel.close();
+    group.close();
   }
 
   /** Tasks 100 and 101 run partitions 0 and 1 of stage 7 attempt 0. */

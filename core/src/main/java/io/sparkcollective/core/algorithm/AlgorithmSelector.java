@@ -104,8 +104,13 @@ public final class AlgorithmSelector {
 
   /** As {@code config} says: its thresholds, forced algorithm, and the link if it gives one. */
   public static AlgorithmSelector of(CollectiveConfig config, boolean memoryToAll) {
+    return of(config, memoryToAll, config.segmentBytes());
+  }
+
+  /** As {@link #of(CollectiveConfig, boolean)}, for a group whose messages go in segments of {@code segmentBytes}. */
+  public static AlgorithmSelector of(CollectiveConfig config, boolean memoryToAll, int segmentBytes) {
     AllReduceCostModel model = config.linkMbps() <= 0 ? null : AllReduceCostModel.ofLink(config.linkMbps(),
-        config.stepMicros(), config.messageMicros(), config.segmentBytes());
+        config.stepMicros(), config.messageMicros(), segmentBytes);
     return new AlgorithmSelector(config.directMaxBytes(), config.directMaxRanks(), config.ringMinBytes(),
         config.algorithm(), model, memoryToAll);
   }

@@ -26,6 +26,7 @@ public final class CollectiveConfig {
   public static final String BIND_INTERFACE = "bindInterface";
   public static final String OPERATION_TIMEOUT_MS = "operation.timeoutMs";
   public static final String SEGMENT_BYTES = "segmentBytes";
+  public static final String LOCAL_SEGMENT_BYTES = "localSegmentBytes";
   public static final String ALGORITHM = "algorithm";
   public static final String DIRECT_MAX_BYTES = "algorithm.directMaxBytes";
   public static final String DIRECT_MAX_RANKS = "algorithm.directMaxRanks";
@@ -75,8 +76,12 @@ public final class CollectiveConfig {
     key(OPERATION_TIMEOUT_MS, "600000", "Deadline of one collective operation, unless its options say otherwise: "
         + "only for a live peer that never makes the same call (lost, killed and frozen peers fail the operation "
         + "within seconds).");
-    key(SEGMENT_BYTES, "262144", "Largest payload of one frame; large messages are cut into segments of this "
-        + "size so that sending one overlaps reducing the previous (a power of two, 4 KiB to 64 MiB).");
+    key(SEGMENT_BYTES, "524288", "Largest payload of one frame; large messages are cut into segments of this "
+        + "size so that sending one overlaps reducing the previous (a power of two, 4 KiB to 64 MiB). Groups whose "
+        + "processes reach each other only over sockets use it; see localSegmentBytes for the others.");
+    key(LOCAL_SEGMENT_BYTES, "262144", "Segment size of groups whose ranks all share one process, or that have "
+        + "executors on one host exchanging payloads through shared memory: smaller segments keep the copies in "
+        + "the caches there (a power of two, 4 KiB to 64 MiB; at most segmentBytes, which wins if smaller).");
     key(ALGORITHM, "AUTO",
         "All-reduce algorithm: AUTO (by size and placement), RING, DIRECT, HALVING_DOUBLING, HIERARCHICAL, RING_2D "
         + "or RECURSIVE_DOUBLING.");
@@ -162,6 +167,7 @@ public final class CollectiveConfig {
   private final int portTo;
   private final long operationTimeoutMs;
   private final int segmentBytes;
+  private final int localSegmentBytes;
   private final Algorithm algorithm;
   private final long directMaxBytes;
   private final long linkMbps;
@@ -196,6 +202,11 @@ public final class CollectiveConfig {
       throw bad(SEGMENT_BYTES, v.get(SEGMENT_BYTES), "a power of two from 4096 to 67108864");
     }
     this.segmentBytes = (int) seg;
+    long local = positiveLong(v, LOCAL_SEGMENT_BYTES);
+    if (local < 4096 || local > MAX_SEGMENT_BYTES || Long.bitCount(local) != 1) {
+      throw bad(LOCAL_SEGMENT_BYTES, v.get(LOCAL_SEGMENT_BYTES), "a power of two from 4096 to 67108864");
+    }
+    this.localSegmentBytes = (int) Math.min(seg, local);
     try {
       this.algorithm = Algorithm.valueOf(v.get(ALGORITHM).trim().toUpperCase(Locale.ROOT));
     } catch (IllegalArgumentException e) {
@@ -356,8 +367,25 @@ public final class CollectiveConfig {
     return operationTimeoutMs;
   }
 
+  /** Largest segment: that of groups whose processes exchange payloads over sockets only. */
   public int segmentBytes() {
     return segmentBytes;
+  }
+
+  /**
+   * Segment of groups whose ranks share one process or whose executors of one host share memory: the smaller
+   * of {@link #LOCAL_SEGMENT_BYTES} and {@link #SEGMENT_BYTES}.
+   */
+  public int localSegmentBytes() {
+    return localSegmentBytes;
+  }
+
+  /**
+   * Whether connections between executors of one host may carry payloads through shared-memory rings, as far
+   * as the settings go (caller progress and a ring size; the directory is each host's own).
+   */
+  public boolean sharedMemoryPayloads() {
+    return callerProgress() && sharedMemoryBytes > 0;
   }
 
   public Algorithm algorithm() {

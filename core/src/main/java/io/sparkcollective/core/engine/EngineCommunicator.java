@@ -54,6 +54,8 @@ public final class EngineCommunicator implements ManagedCommunicator {
   private final CollectiveConfig config;
   private final ObjectSerializer serializer;
   private final Cancellation cancellation;
+  /** Segment size of this group's messages: the same on every rank (see {@link Transport#socketsOnly}). */
+  private final int segmentBytes;
   private final AlgorithmSelector selector;
   private final int rank;
   private final int size;
@@ -83,7 +85,9 @@ public final class EngineCommunicator implements ManagedCommunicator {
     this.cancellation = cancellation;
     this.rank = transport.rank();
     this.size = transport.size();
-    this.selector = AlgorithmSelector.of(config, transport.memoryToAll());
+    this.segmentBytes = Math.min(transport.maxFrameBytes(),
+        transport.socketsOnly() ? config.segmentBytes() : config.localSegmentBytes());
+    this.selector = AlgorithmSelector.of(config, transport.memoryToAll(), segmentBytes);
     this.placement = Placement.of(transport.nodes());
     this.sendSeq = new long[size * CollectiveOptions.MAX_TAGS];
     this.recvSeq = new long[size * CollectiveOptions.MAX_TAGS];
@@ -594,7 +598,7 @@ public final class EngineCommunicator implements ManagedCommunicator {
         return ctx;
       }
     }
-    return new OpContext(transport, config.segmentBytes(), cancellation);
+    return new OpContext(transport, segmentBytes, cancellation);
   }
 
   private void releaseContext(OpContext ctx) {

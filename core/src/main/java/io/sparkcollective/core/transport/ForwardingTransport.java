@@ -56,6 +56,11 @@ public abstract class ForwardingTransport implements Transport {
   }
 
   @Override
+  public boolean socketsOnly() {
+    return delegate.socketsOnly();
+  }
+
+  @Override
   public int maxFrameBytes() {
     return delegate.maxFrameBytes();
   }

@@ -38,6 +38,16 @@ public interface Transport extends AutoCloseable {
     return false;
   }
 
+  /**
+   * Whether every payload between ranks of this group crosses a socket: false when the group lives in one
+   * process, or when executors of one host among its endpoints may share memory. Every rank of a group answers
+   * alike (from the group's addresses and the cluster's settings), so the segment size chosen on it agrees.
+   * False by default.
+   */
+  default boolean socketsOnly() {
+    return false;
+  }
+
   /** What this rank received over network links from each peer, and how fast; null if it has no such links. */
   default LinkReceipts receipts() {
     return null;

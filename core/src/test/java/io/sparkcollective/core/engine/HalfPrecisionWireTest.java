@@ -17,9 +17,7 @@ import io.sparkcollective.core.kernel.HalfFloats;
 import io.sparkcollective.core.testing.GroupHarness;
 import io.sparkcollective.core.testing.NodeMapTransport;
 import io.sparkcollective.core.testing.Reference;
-import io.sparkcollective.core.transport.ForwardingTransport;
-import io.sparkcollective.core.transport.Frame;
-import io.sparkcollective.core.transport.Transport;
+import io.sparkcollective.core.testing.SendTap;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
@@ -44,21 +42,6 @@ class HalfPrecisionWireTest {
   private static final CollectiveOptions EXACT = CollectiveOptions.DEFAULT.withWireType(DType.F32);
 
   /** Payload bytes every rank of a group sent, in total. */
-  private static final class CountingTransport extends ForwardingTransport {
-    private final AtomicLong sent;
-
-    CountingTransport(Transport delegate, AtomicLong sent) {
-      super(delegate);
-      this.sent = sent;
-    }
-
-    @Override
-    public void send(int peer, Frame frame) {
-      sent.addAndGet(frame.payload().size());
-      super.send(peer, frame);
-    }
-  }
-
   /**
    * Values of {@code dtype} that are multiples of 2^-6 below 64 in magnitude: any sum of up to 8 of them is
    * exact in F32 (and in double), so the exact mode's result is the exact sum rounded once, bit for bit.
@@ -116,7 +99,7 @@ class HalfPrecisionWireTest {
       Algorithm algorithm, int n) {
     AtomicLong sent = new AtomicLong();
     LocalGroup group = LocalGroup.create(n, CollectiveConfig.from(Map.of(CollectiveConfig.SEGMENT_BYTES, "4096")),
-        t -> new CountingTransport(t, sent));
+        t -> new SendTap(t, f -> sent.addAndGet(f.payload().size())));
     int len = 20_011;
     double u = dtype == DType.F16 ? 0x1p-11 : 0x1p-8;
     try {

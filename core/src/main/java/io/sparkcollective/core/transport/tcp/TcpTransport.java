@@ -169,6 +169,28 @@ public final class TcpTransport implements Transport {
     return true;
   }
 
+  /**
+   * True when the group spans more than one endpoint and no two of its endpoints could share memory: none
+   * has the host address of another, or the settings keep payloads on the sockets. Decided from the group's
+   * address list and the settings, which every rank holds alike.
+   */
+  @Override
+  public boolean socketsOnly() {
+    java.util.Map<String, String> endpointOfHost = new java.util.HashMap<>();
+    boolean rings = endpoint.config().sharedMemoryPayloads();
+    boolean several = false;
+    for (int r = 0; r < size; r++) {
+      several |= !peerKeys[r].equals(peerKeys[0]);
+      InetSocketAddress a = peerAddresses[r];
+      String host = a.getAddress() != null ? a.getAddress().getHostAddress() : a.getHostString();
+      String other = endpointOfHost.putIfAbsent(host, peerKeys[r]);
+      if (rings && other != null && !other.equals(peerKeys[r])) {
+        return false;
+      }
+    }
+    return several;
+  }
+
   @Override
   public String describe(int r) {
     return "rank " + r + " (" + peerKeys[r] + ")";
