@@ -26,6 +26,10 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(300)
 class FailBeforeJoinTest {
+  /** Where the tests' executors leave their reports; removed after the class. */
+  @org.junit.jupiter.api.io.TempDir
+  static Path scratch;
+
   private static final int TASKS = 4;
   private static final int LENGTH = 10_007;
   private static JavaSparkContext sc;
@@ -67,7 +71,7 @@ class FailBeforeJoinTest {
    * reports ("waited-ms failed-at-epoch-ms exception") and checks the retried result.
    */
   private static List<String> runWithFault(String fault) throws Exception {
-    Path dir = Files.createTempDirectory("fail-before-join");
+    Path dir = Files.createTempDirectory(scratch, "fail-before-join");
     String reports = dir.toString();
     List<float[]> results = Barrier.mapPartitions(SparkTests.partitions(sc, TASKS), it -> {
       BarrierTaskContext task = BarrierTaskContext.get();

@@ -43,6 +43,10 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(3600)
 class FaultCampaignTest {
+  /** Where the tests' executors leave their reports; removed after the class. */
+  @org.junit.jupiter.api.io.TempDir
+  static Path scratch;
+
   private static final int INJECTIONS = Integer.getInteger("campaign.injections", 20);
   private static final long SEED = Long.getLong("campaign.seed", 20261201L);
   /** Only these kinds (comma-separated names), e.g. -Dcampaign.kinds=FREEZE,HALT; all when unset. */
@@ -390,7 +394,7 @@ class FaultCampaignTest {
 
   /** Runs the whole job with {@code inj}; a cancelled stage is resubmitted unarmed, as its user would. */
   private static Outcome run(Injection inj, float[] expected) throws Exception {
-    Path dir = Files.createTempDirectory("campaign");
+    Path dir = Files.createTempDirectory(scratch, "campaign");
     String jobGroup = "campaign-" + System.nanoTime();
     Outcome o = new Outcome();
     DriverSide driverSide = null;

@@ -21,6 +21,10 @@ import org.junit.jupiter.api.Timeout;
 /** Real executor JVMs (local-cluster, 2 executors x 2 cores): barrier tasks all-reduce through the plugin. */
 @Timeout(300)
 class LocalClusterAllReduceTest {
+  /** Where the tests' executors leave their reports; removed after the class. */
+  @org.junit.jupiter.api.io.TempDir
+  static java.nio.file.Path scratch;
+
   private static JavaSparkContext sc;
 
   @BeforeAll
@@ -86,7 +90,7 @@ class LocalClusterAllReduceTest {
   void shouldFailPeersFastWhenATaskThrowsAndSucceedOnTheStageRetry() throws Exception {
     int tasks = 4;
     int length = 50_000;
-    String reports = java.nio.file.Files.createTempDirectory("collective-failures").toString();
+    String reports = java.nio.file.Files.createTempDirectory(scratch, "collective-failures").toString();
     long start = System.nanoTime();
     // Barrier.mapPartitions ends the stage with a shuffle, so Spark retries it as a whole.
     List<float[]> results = Barrier.mapPartitions(SparkTests.partitions(sc, tasks), it -> {
@@ -120,7 +124,7 @@ class LocalClusterAllReduceTest {
   void shouldFailSurvivorsFastWhenAnExecutorDiesAndSucceedOnTheStageRetry() throws Exception {
     int tasks = 4;
     int length = 200_000;
-    String reports = java.nio.file.Files.createTempDirectory("collective-executor-loss").toString();
+    String reports = java.nio.file.Files.createTempDirectory(scratch, "collective-executor-loss").toString();
     long start = System.nanoTime();
     List<float[]> results = Barrier.mapPartitions(SparkTests.partitions(sc, tasks), it -> {
       Communicator comm = Collective.communicator();

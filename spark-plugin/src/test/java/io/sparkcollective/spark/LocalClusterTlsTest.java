@@ -20,10 +20,14 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(300)
 class LocalClusterTlsTest {
+  /** Where the tests' executors leave their reports; removed after the class. */
+  @org.junit.jupiter.api.io.TempDir
+  static Path scratch;
+
 
   @Test
   void shouldAllReduceAcrossExecutorsOverTls() throws Exception {
-    Path dir = Files.createTempDirectory("collective-tls");
+    Path dir = Files.createTempDirectory(scratch, "collective-tls");
     Path store = TestKeyStores.selfSigned(dir, "cluster");
     SparkConf conf = SparkTests.withPlugin("local-cluster[2,1,1024]", "collective-tls")
         .set("spark.collective.transport.tls.enabled", "true")
@@ -46,7 +50,7 @@ class LocalClusterTlsTest {
 
   @Test
   void shouldAuthenticateAndEncryptWithSparksOwnSettingsOnly() throws Exception {
-    Path dir = Files.createTempDirectory("collective-spark-security");
+    Path dir = Files.createTempDirectory(scratch, "collective-spark-security");
     Path store = TestKeyStores.selfSigned(dir, "cluster");
     SparkConf conf = SparkTests.withPlugin("local-cluster[2,1,1024]", "collective-spark-security")
         .set("spark.authenticate", "true")

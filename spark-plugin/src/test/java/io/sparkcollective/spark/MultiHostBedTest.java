@@ -44,6 +44,10 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(900)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class MultiHostBedTest {
+  /** Where the tests' executors leave their reports; removed after the class. */
+  @org.junit.jupiter.api.io.TempDir
+  static Path scratch;
+
   private static final int HOSTS = 3;
   private static final int EXECUTORS = 4;
   private static final String[] ADDRESSES = {"198.18.0.11", "198.18.0.12", "198.18.0.13"};
@@ -177,7 +181,7 @@ class MultiHostBedTest {
    * gave, after checking that every other rank left its call within {@code boundMs} naming host 3.
    */
   private static float[] faulted(Fault fault, long boundMs) throws Exception {
-    Path dir = Files.createTempDirectory("bed-fault");
+    Path dir = Files.createTempDirectory(scratch, "bed-fault");
     String d = dir.toString();
     Thread injector = new Thread(() -> inject(fault, dir), "bed-injector");
     injector.setDaemon(true);

@@ -20,6 +20,10 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(300)
 class StageSummaryTest {
+  /** Where the tests' executors leave their reports; removed after the class. */
+  @org.junit.jupiter.api.io.TempDir
+  static java.nio.file.Path scratch;
+
   private static Messages.Stats stats(int rank, int size, long... opMicros) {
     return new Messages.Stats("g", 3, 1, rank, size, (rank + 1) * 1_000_000L, opMicros.length, 400L * opMicros.length,
         400L * opMicros.length, 1000L * (rank + 1), opMicros, "h" + rank, new long[0], new long[0]);
@@ -97,7 +101,7 @@ class StageSummaryTest {
 
   @Test
   void aRankLateAtEveryOperationIsNamedWithItsLateness() throws Exception {
-    java.nio.file.Path csv = java.nio.file.Files.createTempDirectory("collective-metrics");
+    java.nio.file.Path csv = java.nio.file.Files.createTempDirectory(scratch, "collective-metrics");
     JavaSparkContext sc = new JavaSparkContext(SparkTests.withPlugin("local-cluster[2,2,1024]", "stage-summary")
         .set("spark.metrics.conf.driver.sink.csv.class", "org.apache.spark.metrics.sink.CsvSink")
         .set("spark.metrics.conf.driver.sink.csv.period", "1")
