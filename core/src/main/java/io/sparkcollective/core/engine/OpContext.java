@@ -54,12 +54,13 @@ final class OpContext implements Links {
   private SharedRange[] spare = new SharedRange[4];
   private int spareCount;
 
+  /** {@code segmentBytes}: the group's segment size, at most the transport's largest frame. */
   OpContext(Transport transport, int segmentBytes, Cancellation cancellation) {
     this.transport = transport;
     this.cancellation = cancellation;
     this.rank = transport.rank();
     this.size = transport.size();
-    this.segmentBytes = Math.min(segmentBytes, transport.maxFrameBytes());
+    this.segmentBytes = segmentBytes;
   }
 
   /** Prepares for one operation; the deadline starts now. */

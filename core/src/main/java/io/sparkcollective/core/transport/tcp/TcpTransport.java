@@ -17,6 +17,7 @@ import io.sparkcollective.core.transport.tcp.link.PeerText;
 import io.sparkcollective.core.transport.tcp.link.Receiver;
 import io.sparkcollective.core.transport.tcp.protocol.ControlMessages;
 import io.sparkcollective.core.transport.tcp.protocol.DataHeader;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -176,15 +177,14 @@ public final class TcpTransport implements Transport {
    */
   @Override
   public boolean socketsOnly() {
-    java.util.Map<String, String> endpointOfHost = new java.util.HashMap<>();
+    int[] node = nodes();
     boolean rings = endpoint.config().sharedMemoryPayloads();
+    java.util.Map<InetAddress, Integer> nodeOfHost = new java.util.HashMap<>();
     boolean several = false;
     for (int r = 0; r < size; r++) {
-      several |= !peerKeys[r].equals(peerKeys[0]);
-      InetSocketAddress a = peerAddresses[r];
-      String host = a.getAddress() != null ? a.getAddress().getHostAddress() : a.getHostString();
-      String other = endpointOfHost.putIfAbsent(host, peerKeys[r]);
-      if (rings && other != null && !other.equals(peerKeys[r])) {
+      several |= node[r] != node[0];
+      Integer other = nodeOfHost.putIfAbsent(peerAddresses[r].getAddress(), node[r]);
+      if (rings && other != null && other != node[r]) {
         return false;
       }
     }
