@@ -578,6 +578,9 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
       if (f == null) {
         return;
       }
+      // A formation still in its delay wakes now and sees the end, instead of holding its thread for the rest of
+      // the delay (stages of tasks that never call would otherwise keep several formers busy at once).
+      asked.countDown();
       // Closed even if a call raced the end and took it: the task is over either way (closing twice is harmless).
       f.thenAccept(c -> {
         if (why != null) {
