@@ -3,6 +3,7 @@ package io.sparkcollective.core.kernel;
 import io.sparkcollective.core.api.DType;
 import io.sparkcollective.core.api.DataBuffer;
 import io.sparkcollective.core.api.ReduceOp;
+import io.sparkcollective.core.config.Tuning;
 import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -71,13 +72,17 @@ public abstract class Elements {
   }
 
   /**
-   * {@code this[off+i] = op(this[off+i], w[i])} for i in [0, n); AVG combines as SUM. Both operands are
-   * staged into 0-based scratch arrays so the kernel loop vectorises (see {@link Kernels}); the two extra
-   * copies cost less than a scalar loop.
+   * {@code this[off+i] = op(this[off+i], w[i])} for i in [0, n); AVG combines as SUM. Large vectors in arrays fold
+   * the wire's values where they lie ({@link Tuning#WIRE_FOLD_MIN_BYTES}); otherwise the received values are
+   * copied into an array so that the kernel loop vectorises (see {@link Kernels}), which costs less than a scalar
+   * loop while the copy stays in the caches.
    */
   public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
     int from = base + off;
     int end = base + length;
+    if (inArray() && (long) length * wireElementBytes() >= Tuning.WIRE_FOLD_MIN_BYTES && foldWire(from, n, w, op)) {
+      return;
+    }
     if (inArray() && end <= scratch.alignedMax()) {
       // Received values at the vector's own indices: one copy, then the same-index kernel in place. The array
       // covers the whole vector from the first segment on (one allocation per communicator, not one per new
@@ -93,6 +98,22 @@ public abstract class Elements {
     getWire(w, in, 0, n);
     reduceArrays(acc, in, 0, n, op);
     putFrom(off, n, acc, 0);
+  }
+
+  /**
+   * Folds the first {@code n} wire values into {@code [from, from+n)} of {@link #array()} where they lie, if the
+   * wire is a direct buffer holding this array's element type and off-heap kernels are available; returns
+   * whether it did.
+   */
+  private boolean foldWire(int from, int n, WireBuffer w, ReduceOp op) {
+    ByteBuffer wire = w.bytes();
+    long at = OffHeapKernels.address(wire);
+    if (at == 0 || w.start() + (long) n * wireElementBytes() > wire.capacity()) {
+      return false;
+    }
+    boolean done = OffHeapKernels.reduceIntoArray(array(), from, at + w.start(), n, op);
+    Reference.reachabilityFence(wire);
+    return done;
   }
 
   /** Divides elements {@code [off, off+n)} by {@code divisor} (the end of AVG). */

@@ -183,6 +183,87 @@ final class OffHeapKernels {
     }
   }
 
+  /**
+   * {@code d[from+i] = op(d[from+i], src[i])} for i in [0, n): a {@code float[]} or {@code double[]} folded with
+   * little-endian elements of its type at byte address {@code src} (a received segment where it lies), as
+   * {@link Kernels}' array loops compute it (the same operation on the same two operands in the same order).
+   * Returns false, having done nothing, for other arrays. The caller guarantees that the source range lies inside
+   * a live buffer.
+   */
+  static boolean reduceIntoArray(Object d, int from, long src, int n, ReduceOp op) {
+    try {
+      if (d instanceof float[]) {
+        reduceIntoF32((float[]) d, from, src, n, op);
+        return true;
+      }
+      if (d instanceof double[]) {
+        reduceIntoF64((double[]) d, from, src, n, op);
+        return true;
+      }
+      return false;
+    } catch (RuntimeException | Error e) {
+      throw e;
+    } catch (Throwable e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static void reduceIntoF32(float[] a, int from, long s, int n, ReduceOp op) throws Throwable {
+    switch (op) {
+      case SUM:
+      case AVG:
+        for (int i = 0; i < n; i++) {
+          a[from + i] += (float) GET_FLOAT.invokeExact(s + 4L * i);
+        }
+        break;
+      case PROD:
+        for (int i = 0; i < n; i++) {
+          a[from + i] *= (float) GET_FLOAT.invokeExact(s + 4L * i);
+        }
+        break;
+      case MIN:
+        for (int i = 0; i < n; i++) {
+          a[from + i] = Math.min(a[from + i], (float) GET_FLOAT.invokeExact(s + 4L * i));
+        }
+        break;
+      case MAX:
+        for (int i = 0; i < n; i++) {
+          a[from + i] = Math.max(a[from + i], (float) GET_FLOAT.invokeExact(s + 4L * i));
+        }
+        break;
+      default:
+        throw new IllegalArgumentException("unknown op " + op);
+    }
+  }
+
+  private static void reduceIntoF64(double[] a, int from, long s, int n, ReduceOp op) throws Throwable {
+    switch (op) {
+      case SUM:
+      case AVG:
+        for (int i = 0; i < n; i++) {
+          a[from + i] += (double) GET_DOUBLE.invokeExact(s + 8L * i);
+        }
+        break;
+      case PROD:
+        for (int i = 0; i < n; i++) {
+          a[from + i] *= (double) GET_DOUBLE.invokeExact(s + 8L * i);
+        }
+        break;
+      case MIN:
+        for (int i = 0; i < n; i++) {
+          a[from + i] = Math.min(a[from + i], (double) GET_DOUBLE.invokeExact(s + 8L * i));
+        }
+        break;
+      case MAX:
+        for (int i = 0; i < n; i++) {
+          a[from + i] = Math.max(a[from + i], (double) GET_DOUBLE.invokeExact(s + 8L * i));
+        }
+        break;
+      default:
+        throw new IllegalArgumentException("unknown op " + op);
+    }
+  }
+
   private static void reduceF32(long d, long s, int n, ReduceOp op) throws Throwable {
     switch (op) {
       case SUM:

@@ -74,6 +74,50 @@ class OffHeapKernelsTest {
     }
   }
 
+  /**
+   * A large vector in an array folds a received segment from the wire buffer where it lies
+   * ({@code Tuning.WIRE_FOLD_MIN_BYTES}); smaller ones copy it first. Both give the Java operation's bits, at a
+   * range that starts anywhere in the vector and in the wire buffer.
+   */
+  @ParameterizedTest
+  @EnumSource(value = DType.class, names = {"F32", "F64"})
+  void shouldFoldAReceivedSegmentIntoAnArrayAsTheJavaOperationDoes(DType dtype) {
+    int large = io.sparkcollective.core.config.Tuning.WIRE_FOLD_MIN_BYTES / dtype.byteSize() + 3;
+    for (int length : new int[] {LENGTH, large}) {
+      for (ReduceOp op : ReduceOp.values()) {
+        SplittableRandom rnd = new SplittableRandom(17L * dtype.ordinal() + op.ordinal() + length);
+        ByteBuffer initial = filled(dtype, length, rnd);
+        ByteBuffer received = filled(dtype, N, rnd);
+        int off = length - N - 11;
+        Object array;
+        if (dtype == DType.F32) {
+          float[] a = new float[length];
+          initial.asFloatBuffer().get(a);
+          array = a;
+        } else {
+          double[] a = new double[length];
+          initial.asDoubleBuffer().get(a);
+          array = a;
+        }
+        Elements el = Elements.open(dtype == DType.F32 ? DataBuffer.of((float[]) array)
+            : DataBuffer.of((double[]) array), new Scratch(), 0);
+        WireBuffer wire = new WireBuffer(N * dtype.byteSize() + 64, true);
+        wire.start(24);
+        wire.view(N * dtype.byteSize()).put(received.duplicate().clear());
+        el.reduce(off, N, wire, op, new Scratch());
+        for (int k = 0; k < length; k++) {
+          long was = bits(dtype, initial, k);
+          long want = k >= off && k < off + N ? apply(dtype, op, was, bits(dtype, received, k - off)) : was;
+          long got = dtype == DType.F32 ? Float.floatToRawIntBits(((float[]) array)[k])
+              : Double.doubleToRawLongBits(((double[]) array)[k]);
+          if (want != got) {
+            check(dtype, want, got, op + " into an array of " + length + ", element " + k);
+          }
+        }
+      }
+    }
+  }
+
   @ParameterizedTest
   @EnumSource(value = DType.class, names = {"F32", "F64", "I32", "I64"})
   void shouldDivideInPlaceAsTheJavaOperationDoes(DType dtype) {
