@@ -13,6 +13,8 @@ import io.sparkcollective.core.launch.PeerList;
 import io.sparkcollective.core.transport.tcp.TcpEndpoint;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -35,7 +37,8 @@ import java.util.concurrent.Future;
  * repetition lasts about {@code --target} seconds (decided on rank 0), repetition time = max over ranks of
  * (elapsed / K); prints median/min/max latency, algbw and busbw = algbw x 2(N-1)/N, and checks the sum.
  * Before the sweep, the same procedure runs on 4 B to 1 MiB until {@code --warmup-ops} (50000) all-reduces
- * have warmed the JIT up. With {@code --ranks-per-process k} each process runs k ranks on threads that share
+ * have run and then until no rank's JIT compiled during a whole pass. With {@code --ranks-per-process k} each
+ * process runs k ranks on threads that share
  * its endpoint, as barrier tasks share their executor's (the hierarchical all-reduce). {@code --wire BF16}
  * sends bfloat16 on the wire (the sums checked are small integers, exact in it). {@code --vector direct} keeps
  * the vector in a little-endian direct buffer (as a Python task's array from {@code comm.empty} is, or a Java
@@ -87,6 +90,16 @@ public final class TcpSweepWorker {
     }
   }
 
+  private static final long[] WARMUP_SIZES = {4, 4096, 65536, 1 << 20};
+  /** Passes of the warm-up beyond --warmup-ops while the JIT still compiles. */
+  private static final int MAX_QUIET_PASSES = 40;
+
+  /** Milliseconds this JVM's JIT has spent compiling so far (0 where the JVM does not say). */
+  private static long compilationMillis() {
+    CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+    return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : 0;
+  }
+
   private static void runRank(Args args, TcpEndpoint endpoint, CollectiveConfig config, int rank,
       List<InetSocketAddress> peers, int perProcess) throws IOException {
     int n = peers.size();
@@ -114,9 +127,27 @@ public final class TcpSweepWorker {
       }
       // JIT warm-up: the whole measuring procedure (all-reduces of several types and operations, barriers,
       // broadcasts) on small sizes, so that what is timed runs compiled code whose profile no longer changes.
+      // After --warmup-ops all-reduces, more passes until no rank's JIT compiled anything during a whole pass (at
+      // most MAX_QUIET_PASSES more): with a fixed count alone, the first size measured often ran beside the
+      // compiler threads on this machine's two cores and read 2-4x its time.
       long warmed = 0;
-      for (int pass = 0; warmed < warmupOps; pass++) {
-        warmed += sweep(comm, new long[] {4, 4096, 65536, 1 << 20}, options, n, rank, 3, 0.02, null, direct);
+      int extra = 0;
+      while (true) {
+        long compiled = compilationMillis();
+        warmed += sweep(comm, WARMUP_SIZES, options, n, rank, 3, 0.02, null, direct);
+        if (warmed < warmupOps) {
+          continue;
+        }
+        double[] busy = {compilationMillis() > compiled ? 1 : 0};
+        comm.allReduce(busy, ReduceOp.MAX);
+        if (busy[0] == 0 || extra == MAX_QUIET_PASSES) {
+          break;
+        }
+        extra++;
+      }
+      if (rank == 0) {
+        System.out.printf(Locale.ROOT, "# warm-up: %d all-reduces, %d passes after the first %d%s%n", warmed, extra,
+            warmupOps, extra == MAX_QUIET_PASSES ? " (the JIT still compiling)" : " (the JIT quiet for a pass)");
       }
       sweep(comm, sizes, options, n, rank, reps, target, csv, direct);
       String csvPath = args.get("csv", "");
