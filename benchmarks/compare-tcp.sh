@@ -13,7 +13,8 @@
 # and prints the range of the ratios the rounds gave one by one (the machines are shared and noisy, so a
 # single sitting's ratio can be off by 30%). VECTOR=direct keeps spark-collective's vector in a direct buffer
 # (as XGBoost4J's and a Python task's from comm.empty are) instead of a float[]. CONF adds settings to
-# spark-collective's (e.g. CONF=segmentBytes=262144 to compare another segment size in the same build).
+# spark-collective's (e.g. CONF=segmentBytes=262144 to compare another segment size in the same build); ARGS adds
+# options to its TcpSweep (e.g. ARGS="--quiet-passes 0" for the warm-up of a fixed count of all-reduces).
 # Needs: Debian packages openmpi-bin libopenmpi-dev libgloo-dev g++ iperf3, Maven (XGBoost4J from Maven
 # Central); the peer programs from shared/peers (PEERS_DIR, default ../shared/peers next to the repository).
 set -euo pipefail
@@ -52,7 +53,7 @@ run_program() {
     collective)
       echo "== N=$n round $round: spark-collective ($conf, vector $vector)"
       java -cp "$jar" io.sparkcollective.benchmarks.TcpSweep --ranks "$n" --sizes "$sizes" --conf "$conf" \
-        --vector "$vector" --csv "$out/collective-$n$s.csv" 2>/dev/null | grep -v ' INFO ' \
+        --vector "$vector" --csv "$out/collective-$n$s.csv" ${ARGS:-} 2>/dev/null | grep -v ' INFO ' \
         | tee "$out/collective-$n$s.txt" ;;
   esac
 }

@@ -37,9 +37,9 @@ import java.util.concurrent.Future;
  * repetition lasts about {@code --target} seconds (decided on rank 0), repetition time = max over ranks of
  * (elapsed / K); prints median/min/max latency, algbw and busbw = algbw x 2(N-1)/N, and checks the sum.
  * Before the sweep, the same procedure runs on 4 B to 1 MiB until {@code --warmup-ops} (50000) all-reduces
- * have run and then until no rank's JIT compiled during a whole pass. With {@code --ranks-per-process k} each
- * process runs k ranks on threads that share
- * its endpoint, as barrier tasks share their executor's (the hierarchical all-reduce). {@code --wire BF16}
+ * have run and then until no rank's JIT compiled during a whole pass (at most {@code --quiet-passes}, 40, more).
+ * With {@code --ranks-per-process k} each process runs k ranks on threads that share its endpoint, as barrier
+ * tasks share their executor's (the hierarchical all-reduce). {@code --wire BF16}
  * sends bfloat16 on the wire (the sums checked are small integers, exact in it). {@code --vector direct} keeps
  * the vector in a little-endian direct buffer (as a Python task's array from {@code comm.empty} is, or a Java
  * task's direct buffer) instead of a {@code float[]} (the default, {@code --vector heap}).
@@ -91,8 +91,8 @@ public final class TcpSweepWorker {
   }
 
   private static final long[] WARMUP_SIZES = {4, 4096, 65536, 1 << 20};
-  /** Passes of the warm-up beyond --warmup-ops while the JIT still compiles. */
-  private static final int MAX_QUIET_PASSES = 40;
+  /** Passes of the warm-up beyond --warmup-ops while the JIT still compiles, by default. */
+  private static final int QUIET_PASSES = 40;
 
   /** Milliseconds this JVM's JIT has spent compiling so far (0 where the JVM does not say). */
   private static long compilationMillis() {
@@ -107,6 +107,7 @@ public final class TcpSweepWorker {
     double target = args.getDouble("target", 0.25);
     long[] sizes = args.getLongs("sizes", DEFAULT_SIZES);
     int warmupOps = args.getInt("warmup-ops", 50000);
+    int quietPasses = args.getInt("quiet-passes", QUIET_PASSES);
     Algorithm algorithm = Algorithm.valueOf(args.get("algorithm", "AUTO"));
     String wire = args.get("wire", "F32");
     String vector = args.get("vector", "heap");
@@ -128,26 +129,27 @@ public final class TcpSweepWorker {
       // JIT warm-up: the whole measuring procedure (all-reduces of several types and operations, barriers,
       // broadcasts) on small sizes, so that what is timed runs compiled code whose profile no longer changes.
       // After --warmup-ops all-reduces, more passes until no rank's JIT compiled anything during a whole pass (at
-      // most MAX_QUIET_PASSES more): with a fixed count alone, the first size measured often ran beside the
-      // compiler threads on this machine's two cores and read 2-4x its time.
+      // most --quiet-passes more; 0: the fixed count alone, as before): after the fixed count the first size
+      // measured often ran beside the compiler threads on this machine's two cores and read 2-4x its time.
       long warmed = 0;
       int extra = 0;
-      while (true) {
+      boolean quiet = false;
+      while (!quiet) {
         long compiled = compilationMillis();
         warmed += sweep(comm, WARMUP_SIZES, options, n, rank, 3, 0.02, null, direct);
-        if (warmed < warmupOps) {
-          continue;
+        if (warmed >= warmupOps) {
+          double[] busy = {compilationMillis() > compiled ? 1 : 0};
+          comm.allReduce(busy, ReduceOp.MAX);
+          quiet = busy[0] == 0;
+          if (!quiet && extra == quietPasses) {
+            break;
+          }
+          extra += quiet ? 0 : 1;
         }
-        double[] busy = {compilationMillis() > compiled ? 1 : 0};
-        comm.allReduce(busy, ReduceOp.MAX);
-        if (busy[0] == 0 || extra == MAX_QUIET_PASSES) {
-          break;
-        }
-        extra++;
       }
       if (rank == 0) {
-        System.out.printf(Locale.ROOT, "# warm-up: %d all-reduces, %d passes after the first %d%s%n", warmed, extra,
-            warmupOps, extra == MAX_QUIET_PASSES ? " (the JIT still compiling)" : " (the JIT quiet for a pass)");
+        System.out.printf(Locale.ROOT, "# warm-up: %d all-reduces, %d passes past the first %d, the JIT %s%n",
+            warmed, extra, warmupOps, quiet ? "quiet for the last pass" : "still compiling");
       }
       sweep(comm, sizes, options, n, rank, reps, target, csv, direct);
       String csvPath = args.get("csv", "");
