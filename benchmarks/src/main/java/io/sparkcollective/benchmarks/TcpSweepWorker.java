@@ -37,7 +37,9 @@ import java.util.concurrent.Future;
  * repetition lasts about {@code --target} seconds (decided on rank 0), repetition time = max over ranks of
  * (elapsed / K); prints median/min/max latency, algbw and busbw = algbw x 2(N-1)/N, and checks the sum.
  * Before the sweep, the same procedure runs on 4 B to 1 MiB until {@code --warmup-ops} (50000) all-reduces
- * have run and then until no rank's JIT compiled during a whole pass (at most {@code --quiet-passes}, 40, more).
+ * have run and then until no rank's JIT compiled during a whole pass (at most {@code --quiet-passes}, 40, more);
+ * and at each size, after the warm-up calls, passes of 0.1 s until no rank's JIT compiled during one (at most
+ * {@code --size-quiet-passes}, 10; 0: the warm-up calls alone, like the peer's).
  * With {@code --ranks-per-process k} each process runs k ranks on threads that share its endpoint, as barrier
  * tasks share their executor's (the hierarchical all-reduce). {@code --wire BF16}
  * sends bfloat16 on the wire (the sums checked are small integers, exact in it). {@code --vector direct} keeps
@@ -93,6 +95,10 @@ public final class TcpSweepWorker {
   private static final long[] WARMUP_SIZES = {4, 4096, 65536, 1 << 20};
   /** Passes of the warm-up beyond --warmup-ops while the JIT still compiles, by default. */
   private static final int QUIET_PASSES = 40;
+  /** Passes of the warm-up at each measured size, at most, by default (see warmSize). */
+  private static final int SIZE_QUIET_PASSES = 10;
+  /** Shortest pass of the warm-up at one size. */
+  private static final long SIZE_PASS_NANOS = 100_000_000L;
 
   /** Milliseconds this JVM's JIT has spent compiling so far (0 where the JVM does not say). */
   private static long compilationMillis() {
@@ -108,6 +114,7 @@ public final class TcpSweepWorker {
     long[] sizes = args.getLongs("sizes", DEFAULT_SIZES);
     int warmupOps = args.getInt("warmup-ops", 50000);
     int quietPasses = args.getInt("quiet-passes", QUIET_PASSES);
+    int sizeQuietPasses = args.getInt("size-quiet-passes", SIZE_QUIET_PASSES);
     Algorithm algorithm = Algorithm.valueOf(args.get("algorithm", "AUTO"));
     String wire = args.get("wire", "F32");
     String vector = args.get("vector", "heap");
@@ -136,7 +143,7 @@ public final class TcpSweepWorker {
       boolean quiet = false;
       while (!quiet) {
         long compiled = compilationMillis();
-        warmed += sweep(comm, WARMUP_SIZES, options, n, rank, 3, 0.02, null, direct);
+        warmed += sweep(comm, WARMUP_SIZES, options, n, rank, 3, 0.02, null, direct, 0);
         if (warmed >= warmupOps) {
           double[] busy = {compilationMillis() > compiled ? 1 : 0};
           comm.allReduce(busy, ReduceOp.MAX);
@@ -151,7 +158,7 @@ public final class TcpSweepWorker {
         System.out.printf(Locale.ROOT, "# warm-up: %d all-reduces, %d passes past the first %d, the JIT %s%n",
             warmed, extra, warmupOps, quiet ? "quiet for the last pass" : "still compiling");
       }
-      sweep(comm, sizes, options, n, rank, reps, target, csv, direct);
+      sweep(comm, sizes, options, n, rank, reps, target, csv, direct, sizeQuietPasses);
       String csvPath = args.get("csv", "");
       if (rank == 0 && !csvPath.isEmpty()) {
         write(csvPath, csv.toString());
@@ -170,8 +177,45 @@ public final class TcpSweepWorker {
    * Measures every size (printing rank 0's rows when {@code csv} is not null); returns the number of
    * all-reduces it ran. With {@code direct} the vector is a little-endian direct buffer.
    */
+  /**
+   * Warms one size up: passes of all-reduces of at least {@link #SIZE_PASS_NANOS} until no rank's JIT compiled
+   * anything during a whole pass, at most {@code passes}. Code that only large vectors take (folding a segment
+   * straight from the wire from 8 MiB, for one) is first compiled at the first size that needs it, and buffers
+   * as long as the vector are touched for the first time there: with a few all-reduces of warm-up the first
+   * repetitions of 16 MiB on two ranks read up to 2-3x the later ones, and the number of all-reduces per
+   * repetition, fixed from the first three, came out too small. Each all-reduce is followed by a one-int MIN
+   * all-reduce, so that every rank stops a pass after the same call.
+   */
+  private static void warmSize(Communicator comm, DataBuffer buf, CollectiveOptions options, int rank, long bytes,
+      int passes) {
+    int pass = 0;
+    long ops = 0;
+    boolean quiet = false;
+    int[] more = {1};
+    double[] busy = {0};
+    while (!quiet && pass < passes) {
+      long compiled = compilationMillis();
+      long end = System.nanoTime() + SIZE_PASS_NANOS;
+      more[0] = 1;
+      while (more[0] == 1) {
+        comm.allReduce(buf, ReduceOp.SUM, options);
+        ops++;
+        more[0] = System.nanoTime() - end < 0 ? 1 : 0;
+        comm.allReduce(more, ReduceOp.MIN);
+      }
+      busy[0] = compilationMillis() > compiled ? 1 : 0;
+      comm.allReduce(busy, ReduceOp.MAX);
+      quiet = busy[0] == 0;
+      pass++;
+    }
+    if (rank == 0) {
+      System.out.printf(Locale.ROOT, "# warm-up at %d bytes: %d all-reduces in %d passes, the JIT %s%n", bytes, ops,
+          pass, quiet ? "quiet for the last pass" : "still compiling");
+    }
+  }
+
   private static long sweep(Communicator comm, long[] sizes, CollectiveOptions options, int n, int rank, int reps,
-      double target, StringBuilder csv, boolean direct) {
+      double target, StringBuilder csv, boolean direct, int sizeQuietPasses) {
     long ops = 0;
     for (long bytes : sizes) {
       int count = (int) Math.max(1, bytes / 4);
@@ -181,6 +225,9 @@ public final class TcpSweepWorker {
       int warm = bytes <= (1 << 20) ? 20 : 3;
       for (int w = 0; w < warm; w++) {
         comm.allReduce(buf, ReduceOp.SUM, options);
+      }
+      if (sizeQuietPasses > 0) {
+        warmSize(comm, buf, options, rank, bytes, sizeQuietPasses);
       }
       comm.barrier();
       long t0 = System.nanoTime();
