@@ -137,7 +137,7 @@ public final class TcpSweepWorker {
       // broadcasts) on small sizes, so that what is timed runs compiled code whose profile no longer changes.
       // After --warmup-ops all-reduces, more passes until no rank's JIT compiled anything during a whole pass (at
       // most --quiet-passes more; 0: the fixed count alone, as before): after the fixed count the first size
-      // measured often ran beside the compiler threads on this machine's two cores and read 2-4x its time.
+      // measured often ran beside the compiler threads on this machine's two cores and read up to 10x its time.
       long warmed = 0;
       int extra = 0;
       boolean quiet = false;
