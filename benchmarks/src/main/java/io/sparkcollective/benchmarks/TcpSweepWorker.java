@@ -145,9 +145,7 @@ public final class TcpSweepWorker {
         long compiled = compilationMillis();
         warmed += sweep(comm, WARMUP_SIZES, options, n, rank, 3, 0.02, null, direct, 0);
         if (warmed >= warmupOps) {
-          double[] busy = {compilationMillis() > compiled ? 1 : 0};
-          comm.allReduce(busy, ReduceOp.MAX);
-          quiet = busy[0] == 0;
+          quiet = !compiledAnywhere(comm, compiled);
           if (!quiet && extra == quietPasses) {
             break;
           }
@@ -174,9 +172,15 @@ public final class TcpSweepWorker {
   }
 
   /**
-   * Measures every size (printing rank 0's rows when {@code csv} is not null); returns the number of
-   * all-reduces it ran. With {@code direct} the vector is a little-endian direct buffer.
+   * Whether any rank's JIT compiled since its own {@code before} (from {@link #compilationMillis}): a MAX
+   * all-reduce of a flag, so that every rank decides alike.
    */
+  private static boolean compiledAnywhere(Communicator comm, long before) {
+    double[] busy = {compilationMillis() > before ? 1 : 0};
+    comm.allReduce(busy, ReduceOp.MAX);
+    return busy[0] != 0;
+  }
+
   /**
    * Warms one size up: passes of all-reduces of at least {@link #SIZE_PASS_NANOS} until no rank's JIT compiled
    * anything during a whole pass, at most {@code passes}. Code that only large vectors take (folding a segment
@@ -192,7 +196,6 @@ public final class TcpSweepWorker {
     long ops = 0;
     boolean quiet = false;
     int[] more = {1};
-    double[] busy = {0};
     while (!quiet && pass < passes) {
       long compiled = compilationMillis();
       long end = System.nanoTime() + SIZE_PASS_NANOS;
@@ -203,9 +206,7 @@ public final class TcpSweepWorker {
         more[0] = System.nanoTime() - end < 0 ? 1 : 0;
         comm.allReduce(more, ReduceOp.MIN);
       }
-      busy[0] = compilationMillis() > compiled ? 1 : 0;
-      comm.allReduce(busy, ReduceOp.MAX);
-      quiet = busy[0] == 0;
+      quiet = !compiledAnywhere(comm, compiled);
       pass++;
     }
     if (rank == 0) {
@@ -214,6 +215,10 @@ public final class TcpSweepWorker {
     }
   }
 
+  /**
+   * Measures every size (printing rank 0's rows when {@code csv} is not null); returns the number of
+   * all-reduces it ran. With {@code direct} the vector is a little-endian direct buffer.
+   */
   private static long sweep(Communicator comm, long[] sizes, CollectiveOptions options, int n, int rank, int reps,
       double target, StringBuilder csv, boolean direct, int sizeQuietPasses) {
     long ops = 0;
