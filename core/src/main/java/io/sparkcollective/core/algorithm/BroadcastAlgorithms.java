@@ -42,9 +42,10 @@ public final class BroadcastAlgorithms {
     for (int k = 0; k < segments; k++) {
       int off = k * seg;
       int cnt = Math.min(seg, len - off);
-      links.recvCopy(prev, 0, off, cnt);
       if (pos < n - 1) {
-        links.send(next, 0, off, cnt);
+        links.recvCopySend(prev, 0, off, cnt, next, 0);
+      } else {
+        links.recvCopy(prev, 0, off, cnt);
       }
     }
   }

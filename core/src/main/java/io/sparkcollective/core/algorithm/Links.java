@@ -38,6 +38,17 @@ public interface Links {
   /** Receives {@code [off, off+n)} of {@code step} from {@code peer} and overwrites the vector with it. */
   void recvCopy(int peer, int step, int off, int n);
 
+  /**
+   * {@link #recvCopy} of {@code [off, off+n)} (at most one segment) from {@code peer}, then {@link #send} of the
+   * same range to {@code to}, labelled {@code nextStep}: the chain step of an all-gather or a broadcast. An
+   * implementation may pass the received segment on as it came instead of copying the range out of the vector
+   * again (the values are the same).
+   */
+  default void recvCopySend(int peer, int step, int off, int n, int to, int nextStep) {
+    recvCopy(peer, step, off, n);
+    send(to, nextStep, off, n);
+  }
+
   /** Keeps a copy of {@code [off, off+n)} (at most one segment) for a later {@code *FromStash}. */
   void stash(int off, int n);
 

@@ -130,9 +130,10 @@ public final class RingAllReduce implements AllReduceAlgorithm {
       for (int k = 0; k < segments; k++) {
         int so = off + k * seg;
         int sn = Math.min(seg, len - k * seg);
-        links.recvCopy(left, first + g, so, sn);
         if (g < n - 2) {
-          links.send(right, first + g + 1, so, sn);
+          links.recvCopySend(left, first + g, so, sn, right, first + g + 1);
+        } else {
+          links.recvCopy(left, first + g, so, sn);
         }
       }
     }

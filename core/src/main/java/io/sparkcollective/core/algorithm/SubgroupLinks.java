@@ -88,6 +88,11 @@ final class SubgroupLinks implements Links {
   }
 
   @Override
+  public void recvCopySend(int peer, int step, int off, int n, int to, int nextStep) {
+    group.recvCopySend(members[peer], stepBase + step, base + off, n, members[to], stepBase + nextStep);
+  }
+
+  @Override
   public void stash(int off, int n) {
     group.stash(base + off, n);
   }

@@ -209,6 +209,44 @@ final class OpContext implements Links {
   }
 
   /**
+   * Passes a received segment on as it came (restamped), without copying the range out of the vector again,
+   * when it is an ordinary frame (not memory a transport lent, not a range of another rank's vector) and the
+   * vector's moves to and from the wire are exact inverses ({@link Elements#forwardsVerbatim}).
+   */
+  @Override
+  public void recvCopySend(int peer, int step, int off, int n, int to, int nextStep) {
+    if (n > segmentElements || !elements.forwardsVerbatim()) {
+      Links.super.recvCopySend(peer, step, off, n, to, nextStep);
+      return;
+    }
+    Frame f = awaitFrame(peer, step);
+    if (f.shared() != null || f.lender() != null) {
+      // Read in place (a range of a rank of this process, or a shared-memory ring's): copy it, then send.
+      try {
+        if (f.shared() != null) {
+          receiveShared(f, peer, step, off, n, false);
+        } else {
+          check(f, peer, step, off, n);
+          elements.read(off, n, f.payload());
+        }
+      } finally {
+        transport.release(f);
+      }
+      send(to, nextStep, off, n);
+      return;
+    }
+    try {
+      check(f, peer, step, off, n);
+      elements.read(off, n, f.payload());
+      stamp(f, nextStep, off);
+    } catch (RuntimeException e) {
+      transport.release(f);
+      throw e;
+    }
+    transport.send(to, f);
+  }
+
+  /**
    * {@code last}: the sums are final (rounded in the same pass on a narrower wire). A range read in place from a
    * rank of this process is left to the later roundings: it may be rounded only where no other rank reads it.
    */

@@ -120,6 +120,15 @@ public abstract class Elements {
   public abstract void divide(int off, int n, int divisor);
 
   /**
+   * True if writing a range to the wire right after reading it from a wire buffer gives that buffer's bytes back
+   * (plain element types, byte copies): a received segment may then be passed on as it came. False where a
+   * narrower wire rounds or keeps state per range.
+   */
+  public boolean forwardsVerbatim() {
+    return true;
+  }
+
+  /**
    * True if a rank of the same process may read ranges of this vector in place (plain element arrays, no
    * narrower wire format): see {@link #reduceFrom} and {@link #copyFrom}.
    */
@@ -386,6 +395,11 @@ public abstract class Elements {
 
   /** The element kind of half-precision values moved as raw 16-bit patterns (copies only: no arithmetic). */
   static final class HalfBits extends Elements {
+    @Override
+    public boolean forwardsVerbatim() {
+      return false;
+    }
+
     HalfBits() {
       super(0, 0, 0, null);
     }
@@ -783,6 +797,11 @@ public abstract class Elements {
    * the rank settles that range ({@link #settleWire}) before it offers it for a copy.
    */
   static final class HalfWireElements extends FloatElements {
+    @Override
+    public boolean forwardsVerbatim() {
+      return false;
+    }
+
     private final boolean f16;
     private final Scratch scratch;
     private final WireTiles tiles;
