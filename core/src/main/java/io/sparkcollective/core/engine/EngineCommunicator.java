@@ -564,6 +564,7 @@ public final class EngineCommunicator implements ManagedCommunicator {
     }
     OpContext ctx = acquireContext();
     long start = System.nanoTime();
+    transport.operationBegins();
     try {
       body.run(ctx);
       observer.completed(kind, bytes, System.nanoTime() - start);
@@ -579,6 +580,7 @@ public final class EngineCommunicator implements ManagedCommunicator {
     } finally {
       ctx.end();
       releaseContext(ctx);
+      transport.operationEnds();
     }
   }
 

@@ -101,6 +101,16 @@ public abstract class ForwardingTransport implements Transport {
   }
 
   @Override
+  public void operationBegins() {
+    delegate.operationBegins();
+  }
+
+  @Override
+  public void operationEnds() {
+    delegate.operationEnds();
+  }
+
+  @Override
   public long nanoTime() {
     return delegate.nanoTime();
   }

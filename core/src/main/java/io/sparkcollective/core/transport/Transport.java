@@ -112,6 +112,18 @@ public interface Transport extends AutoCloseable {
   /** Drops the link to {@code peer} as if it broke: both ends fail with a lost-peer error. */
   void disconnect(int peer, String reason);
 
+  /**
+   * The calling thread starts an operation (a collective or a point-to-point call) on this transport; every call
+   * is followed by one {@link #operationEnds}, also when the operation fails. A transport whose sockets waiting
+   * threads drive keeps its own progress thread out of the way meanwhile. Nothing by default.
+   */
+  default void operationBegins() {
+  }
+
+  /** The calling thread's operation (see {@link #operationBegins}) ended. */
+  default void operationEnds() {
+  }
+
   /** Current monotonic time of the clock deadlines are measured on. */
   long nanoTime();
 

@@ -244,6 +244,22 @@ public final class TcpTransport implements Transport {
   }
 
   @Override
+  public void operationBegins() {
+    CallerDrivenIo io = endpoint.callerIo();
+    if (io != null) {
+      io.operationBegins();
+    }
+  }
+
+  @Override
+  public void operationEnds() {
+    CallerDrivenIo io = endpoint.callerIo();
+    if (io != null) {
+      io.operationEnds();
+    }
+  }
+
+  @Override
   public long nanoTime() {
     return endpoint.clock().nanoTime();
   }

@@ -26,6 +26,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
@@ -59,6 +60,8 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
   private static final long SLICE_NANOS = Tuning.POLL_SLICE_NANOS;
   /** How long after an application thread last drove the progress thread stays out of the way. */
   private static final long BACKOFF_NANOS = Tuning.PROGRESS_BACKOFF_NANOS;
+  /** The same while an application thread is inside an operation. */
+  private static final long BUSY_BACKOFF_NANOS = Tuning.PROGRESS_BACKOFF_IN_OPERATION_NANOS;
   /** Longest gap between two socket polls of a spinning driver while every inbound connection has a ring. */
   private static final long RING_SELECT_NANOS = Tuning.RING_SELECT_INTERVAL_NANOS;
   private static final DirectLink[] NO_LINKS = new DirectLink[0];
@@ -83,11 +86,14 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
   private final Thread[] parked = new Thread[64];
   private volatile int parkedCount;
   private volatile long callerActiveNanos;
+  /** Application threads inside an operation on this endpoint (see {@link #operationBegins}). */
+  private final AtomicInteger inOperation = new AtomicInteger();
   private volatile boolean progressSelecting;
   private volatile boolean closed;
   private final LongAdder sharedPayloads = new LongAdder();
   private final LongAdder ringWakeups = new LongAdder();
   private final LongAdder claimedPayloads = new LongAdder();
+  private final LongAdder progressReadies = new LongAdder();
   /** Connections whose DATA comes as records through the peer's ring (copy on write, under this object's lock). */
   private volatile DirectLink[] ringLinks = NO_LINKS;
   private int inboundLinks;
@@ -177,6 +183,14 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
     sharedPayloads.increment();
   }
 
+  /**
+   * Connections the progress thread found ready (to read, or to take queued writes) in its polls so far: work it
+   * did instead of an application thread, each message it read handed across threads.
+   */
+  public long progressReadies() {
+    return progressReadies.sum();
+  }
+
   /** Payloads received through shared-memory rings so far. */
   public long sharedPayloads() {
     return sharedPayloads.sum();
@@ -260,16 +274,43 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
   }
 
   /** Blocks in the socket poll for at most {@code millis}, rung by senders into the rings meanwhile. */
-  private void blockingSelect(long millis) throws IOException {
+  private int blockingSelect(long millis) throws IOException {
+    int ready = 0;
     try {
       if (!parkRings(true)) {
-        selector.select(onReady, millis);
+        ready = selector.select(onReady, millis);
         lastSelectNanos = clock.nanoTime();
       }
     } finally {
       parkRings(false);
     }
     pollRings();
+    return ready;
+  }
+
+  /**
+   * An application thread starts an operation: until it ends, the progress thread takes the sockets over only
+   * after {@link Tuning#PROGRESS_BACKOFF_IN_OPERATION_NANOS} without a caller driving, instead of
+   * {@link Tuning#PROGRESS_BACKOFF_NANOS}.
+   */
+  public void operationBegins() {
+    callerActiveNanos = clock.nanoTime();
+    inOperation.incrementAndGet();
+    if (progressSelecting) {
+      // Out of its poll now rather than after the caller's first frame has gone through it.
+      selector.wakeup();
+    }
+  }
+
+  /** The operation of {@link #operationBegins} ended. */
+  public void operationEnds() {
+    callerActiveNanos = clock.nanoTime();
+    inOperation.decrementAndGet();
+  }
+
+  /** How long after a caller last drove the progress thread stays out of the way, as things stand. */
+  private long backoffNanos() {
+    return inOperation.get() > 0 ? BUSY_BACKOFF_NANOS : BACKOFF_NANOS;
   }
 
   /** A writer queued bytes the socket would not take: make a blocked poll watch for writability. */
@@ -449,14 +490,14 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
       }
       // Announced before the token is taken, so a caller that finds it taken always wakes the poll below.
       progressSelecting = true;
-      if (now - callerActiveNanos < BACKOFF_NANOS || !tryAcquire()) {
+      if (now - callerActiveNanos < backoffNanos() || !tryAcquire()) {
         progressSelecting = false;
         LockSupport.parkNanos(this, BACKOFF_NANOS);
         continue;
       }
       try {
-        if (clock.nanoTime() - callerActiveNanos >= BACKOFF_NANOS) {
-          blockingSelect(Math.max(1, TimeUnit.NANOSECONDS.toMillis(Math.max(0, nextCheck - now))));
+        if (clock.nanoTime() - callerActiveNanos >= backoffNanos()) {
+          progressReadies.add(blockingSelect(Math.max(1, TimeUnit.NANOSECONDS.toMillis(Math.max(0, nextCheck - now)))));
         }
       } catch (IOException | RuntimeException e) {
         if (!closed) {
