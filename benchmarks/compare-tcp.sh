@@ -15,6 +15,11 @@
 # (as XGBoost4J's and a Python task's from comm.empty are) instead of a float[]. CONF adds settings to
 # spark-collective's (e.g. CONF=segmentBytes=262144 to compare another segment size in the same build); ARGS adds
 # options to its TcpSweep (e.g. ARGS="--quiet-passes 0" for the warm-up of a fixed count of all-reduces).
+# BIND places the processes: "fit" (the default) binds each of ours and each of Open MPI's to a core of its own
+# when the group fits the cores (Open MPI's own default) and leaves them free otherwise; "core" always binds
+# (refused for more processes than cores); "none" leaves every process free (Open MPI's too). Gloo's and
+# XGBoost4J's launchers start their processes free either way. Free, two processes on two cores run some whole
+# sweeps' 1 MiB cell about 1.6x slower than others (the scheduler puts both busy threads on one core for stretches).
 # Needs: Debian packages openmpi-bin libopenmpi-dev libgloo-dev g++ iperf3, Maven (XGBoost4J from Maven
 # Central); the peer programs from shared/peers (PEERS_DIR, default ../shared/peers next to the repository).
 set -euo pipefail
@@ -35,6 +40,15 @@ peer_list=${PEERS:-mpi gloo xgboost4j}
 has() { [[ " $peer_list " == *" $1 "* ]]; }
 rounds=${ROUNDS:-3}
 vector=${VECTOR:-heap}
+bind=${BIND:-fit}
+# The placement of group size $1: core or none.
+placement() {
+  case $bind in
+    fit) [ "$1" -le "$(nproc)" ] && echo core || echo none ;;
+    core|none) echo "$bind" ;;
+    *) echo "BIND is fit, core or none, not $bind" >&2; exit 2 ;;
+  esac
+}
 # One program's sweep for group size $1 in round $2 (its output file named by run_as).
 suffix() { [ "$2" = 1 ] && echo "" || echo ".$2"; }
 run_program() {
@@ -43,7 +57,7 @@ run_program() {
   case $prog in
     mpi)
       echo "== N=$n round $round: Open MPI MPI_Allreduce ($transport)"
-      MPI_TRANSPORT=$transport bash "$peers/run-mpi.sh" "$n" 7 0.25 ${sizes//,/ } | tee "$out/mpi-$n$s.txt" ;;
+      OMPI_MCA_hwloc_base_binding_policy=$(placement "$n") MPI_TRANSPORT=$transport bash "$peers/run-mpi.sh" "$n" 7 0.25 ${sizes//,/ } | tee "$out/mpi-$n$s.txt" ;;
     gloo-*)
       echo "== N=$n round $round: Gloo ${prog#gloo-}"
       bash "$peers/run-gloo.sh" "$n" "${prog#gloo-}" 7 0.25 ${sizes//,/ } | tee "$out/$prog-$n$s.txt" ;;
@@ -53,7 +67,7 @@ run_program() {
     collective)
       echo "== N=$n round $round: spark-collective ($conf, vector $vector)"
       java -cp "$jar" io.sparkcollective.benchmarks.TcpSweep --ranks "$n" --sizes "$sizes" --conf "$conf" \
-        --vector "$vector" --csv "$out/collective-$n$s.csv" ${ARGS:-} 2>/dev/null | grep -v ' INFO ' \
+        --vector "$vector" --bind "$(placement "$n")" --csv "$out/collective-$n$s.csv" ${ARGS:-} 2>/dev/null | grep -v ' INFO ' \
         | tee "$out/collective-$n$s.txt" ;;
   esac
 }
@@ -64,6 +78,13 @@ has xgboost4j && programs="$programs xgboost4j"
 programs="$programs collective"
 rm -f "$out"/*.txt "$out"/*.csv
 for n in ${@:-2 4}; do
+  if [ "$(placement "$n")" = core ]; then
+    echo "Placement: each rank's process of spark-collective and of Open MPI bound to a core of its own$( \
+      (has gloo || has xgboost4j) && echo "; Gloo's and XGBoost4J's free (their launchers do not bind)")." \
+      > "$out/placement-$n.txt"
+  else
+    echo "Placement: every process free (the scheduler's), Open MPI's too." > "$out/placement-$n.txt"
+  fi
   echo "== N=$n: iperf3 with $n streams, 1 MiB writes"
   iperf3 -s -B 127.0.0.1 -p 5299 -1 > /dev/null 2>&1 &
   server=$!

@@ -139,6 +139,10 @@ public final class SweepReport {
       double iperf = iperfGbytesPerSecond(dir.resolve("iperf-" + n + ".json"));
       md.append(String.format(Locale.ROOT, "%n## N = %d (iperf3 loopback, %d streams of 1 MiB writes: %.2f GB/s)%n%n",
           n, n, iperf));
+      Path placement = dir.resolve("placement-" + n + ".txt");
+      if (Files.exists(placement)) {
+        md.append(Files.readString(placement).trim()).append("\n\n");
+      }
       if (!shm) {
         // All N ranks together put 2(N-1)/N x S bytes each through the loopback, which moves `iperf` bytes
         // per second in total, so t >= 2(N-1) S / iperf and busbw = 2(N-1)/N x S / t <= iperf / N.

@@ -71,8 +71,11 @@ class SweepReportTest {
     assertEquals("0.50-1.00", SweepReport.roundRatios(65536, ours, peers));
     assertEquals("0.50-3.00", SweepReport.roundRatios(4, ours, peers));
 
+    Files.writeString(dir.resolve("placement-2.txt"), "Placement: every process bound.\n");
     SweepReport.main(new String[] {dir.toString(), "2"});
     String report = Files.readString(dir.resolve("report.md"));
+    assertTrue(report.contains("GB/s)\n\nPlacement: every process bound.\n\n"), "the placement under its heading: "
+        + report);
     // Medians of rounds: ours 4 B 20 us, 64 KiB 100 us; Open MPI 10 and 200; Gloo ring 50 and 150 (busbw 6.667).
     // Best at 4 B: Open MPI (10 us), 20 / 10 = 2.00; at 64 KiB: Gloo ring, busbw 10 / 6.667 = 1.50.
     assertTrue(report.contains("| 4 | 20.0 (50.000) | 10.0 (100.000) | 50.0 (20.000) | Open MPI TCP | 2.00 (time) "

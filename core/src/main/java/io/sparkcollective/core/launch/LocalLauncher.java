@@ -39,12 +39,22 @@ public final class LocalLauncher implements AutoCloseable {
   /** Starts {@code n} ranks of {@code mainClass}, rank r with the extra arguments {@code argsOfRank(r)}. */
   public static LocalLauncher start(int n, String mainClass, IntFunction<List<String>> argsOfRank,
       List<String> jvmArgs, Path logDir, String secret) throws IOException {
+    return start(n, mainClass, argsOfRank, jvmArgs, r -> List.of(), logDir, secret);
+  }
+
+  /**
+   * Starts {@code n} ranks of {@code mainClass}, rank r with the extra arguments {@code argsOfRank(r)} and its
+   * command run through {@code wrapperOfRank(r)} (for example {@code taskset -c 1}; empty for none).
+   */
+  public static LocalLauncher start(int n, String mainClass, IntFunction<List<String>> argsOfRank,
+      List<String> jvmArgs, IntFunction<List<String>> wrapperOfRank, Path logDir, String secret)
+      throws IOException {
     List<InetSocketAddress> peers = freePorts(n);
     LocalLauncher launcher = new LocalLauncher(peers, logDir);
     logDir.toFile().mkdirs();
     String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
     for (int r = 0; r < n; r++) {
-      List<String> cmd = new ArrayList<>();
+      List<String> cmd = new ArrayList<>(wrapperOfRank.apply(r));
       cmd.add(java);
       cmd.addAll(jvmArgs);
       cmd.add("-cp");
