@@ -43,15 +43,14 @@ public final class TcpSweep {
         pass.add(argv[i + 1]);
       }
     }
-    IntFunction<List<String>> wrapper = wrapper(bind, ranks);
+    List<Integer> cpus = boundCpus(bind, ranks);
     Path logs = Files.createTempDirectory("collective-sweep");
     List<String> args = List.copyOf(pass);
     try (LocalLauncher launcher = LocalLauncher.start(ranks, TcpSweepWorker.class.getName(), r -> args, jvm,
-        wrapper, logs, UUID.randomUUID().toString())) {
+        wrapper(cpus), logs, UUID.randomUUID().toString())) {
       int[] codes = launcher.await(60, TimeUnit.MINUTES);
-      if (bind.equals("core")) {
-        System.out.println("# processes bound to CPUs " + allowedCpus(Files.readAllLines(Path.of("/proc/self/status")))
-            .subList(0, ranks) + " (taskset), one each");
+      if (!cpus.isEmpty()) {
+        System.out.println("# processes bound to CPUs " + cpus + " (taskset), one each");
       }
       System.out.print(Files.readString(launcher.log(0)));
       for (int r = 0; r < ranks; r++) {
@@ -64,21 +63,29 @@ public final class TcpSweep {
     }
   }
 
-  /** The command prefix of each process for {@code --bind}: none, or {@code taskset -c <cpu>}. */
-  static IntFunction<List<String>> wrapper(String bind, int processes) throws IOException {
+  /**
+   * The CPU of each process for {@code --bind}: for {@code core}, process p's is the p-th CPU this JVM may use; for
+   * {@code none}, an empty list.
+   */
+  static List<Integer> boundCpus(String bind, int processes) throws IOException {
     switch (bind) {
       case "none":
-        return p -> List.of();
+        return List.of();
       case "core":
         List<Integer> cpus = allowedCpus(Files.readAllLines(Path.of("/proc/self/status")));
         if (processes > cpus.size()) {
           throw new IllegalArgumentException("--bind core: " + processes + " processes but only " + cpus.size()
               + " CPUs to bind them to (" + cpus + "); use --bind none");
         }
-        return p -> List.of("taskset", "-c", String.valueOf(cpus.get(p)));
+        return List.copyOf(cpus.subList(0, processes));
       default:
         throw new IllegalArgumentException("--bind takes core or none, not " + bind);
     }
+  }
+
+  /** The command prefix of each process: {@code taskset -c <its CPU>}, or none if {@code cpus} is empty. */
+  static IntFunction<List<String>> wrapper(List<Integer> cpus) {
+    return p -> cpus.isEmpty() ? List.of() : List.of("taskset", "-c", String.valueOf(cpus.get(p)));
   }
 
   /** The CPUs this process may run on, from the {@code Cpus_allowed_list} line of {@code /proc/self/status}. */

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -29,20 +30,22 @@ class TcpSweepBindTest {
   void shouldRefuseMoreProcessesThanCpusAndAnUnknownPolicy() throws Exception {
     int cpus = TcpSweep.allowedCpus(Files.readAllLines(Path.of("/proc/self/status"))).size();
     IllegalArgumentException over = assertThrows(IllegalArgumentException.class,
-        () -> TcpSweep.wrapper("core", cpus + 1));
+        () -> TcpSweep.boundCpus("core", cpus + 1));
     assertTrue(over.getMessage().contains((cpus + 1) + " processes but only " + cpus + " CPUs"), over.getMessage());
     IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class,
-        () -> TcpSweep.wrapper("socket", 1));
+        () -> TcpSweep.boundCpus("socket", 1));
     assertTrue(unknown.getMessage().contains("not socket"), unknown.getMessage());
-    assertEquals(List.of(), TcpSweep.wrapper("none", cpus + 1).apply(0));
+    assertEquals(List.of(), TcpSweep.boundCpus("none", cpus + 1));
+    assertEquals(List.of(), TcpSweep.wrapper(List.of()).apply(0));
   }
 
   @Test
   void shouldRunEachBoundProcessOnItsOwnCpuOnly(@TempDir Path logs) throws Exception {
     List<Integer> cpus = TcpSweep.allowedCpus(Files.readAllLines(Path.of("/proc/self/status")));
     int processes = Math.min(2, cpus.size());
+    IntFunction<List<String>> wrapper = TcpSweep.wrapper(TcpSweep.boundCpus("core", processes));
     try (LocalLauncher launcher = LocalLauncher.start(processes, PrintAllowedCpus.class.getName(),
-        r -> List.of(), List.of(), TcpSweep.wrapper("core", processes), logs, UUID.randomUUID().toString())) {
+        r -> List.of(), List.of(), wrapper, logs, UUID.randomUUID().toString())) {
       int[] codes = launcher.await(30, TimeUnit.SECONDS);
       for (int p = 0; p < processes; p++) {
         assertEquals(0, codes[p], Files.readString(launcher.log(p)));
