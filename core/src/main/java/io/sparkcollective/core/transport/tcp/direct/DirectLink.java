@@ -452,6 +452,10 @@ final class DirectLink implements Link, Frame.Lender {
             break;
           } else {
             lastReadNanos = io.clock().nanoTime();
+            if (reader.drained()) {
+              // A short read: one more would cost a system call to learn that nothing is there.
+              break;
+            }
           }
         }
       } catch (IOException e) {

@@ -56,6 +56,8 @@ final class DirectReader implements SharedMemoryRing.RecordSink {
   private String problem;
   /** DATA messages read from the socket (their payloads in it or in the ring), told to the sender's ring. */
   private long socketData;
+  /** The last {@link #readOnce} took less than it had room for: the socket held no more at that moment. */
+  private boolean drained;
 
   // A DATA payload being read into its frame (or skipped: frame == null).
   private Receiver bodyFor;
@@ -88,7 +90,9 @@ final class DirectReader implements SharedMemoryRing.RecordSink {
   int readOnce() throws IOException {
     problem = null;
     if (bodyRemaining > 0) {
+      int room = body != null ? bodyView.remaining() : Math.min(staging.capacity(), bodyRemaining);
       int n = body != null ? socket.read(bodyView) : skip();
+      drained = n < room;
       if (n > 0) {
         bodyRemaining -= n;
         if (bodyRemaining == 0) {
@@ -97,11 +101,22 @@ final class DirectReader implements SharedMemoryRing.RecordSink {
       }
       return n;
     }
+    int room = staging.remaining();
     int n = socket.read(staging);
+    drained = n < room;
     if (n > 0) {
       problem = parse();
     }
     return n;
+  }
+
+  /**
+   * Whether the last {@link #readOnce} found the socket emptied: it read fewer bytes than it had room for, so
+   * reading again now would most likely find nothing (the socket's readiness, level-triggered, brings whatever
+   * comes later).
+   */
+  boolean drained() {
+    return drained;
   }
 
   /** Why the connection must close after the last {@link #readOnce}, or null. */
