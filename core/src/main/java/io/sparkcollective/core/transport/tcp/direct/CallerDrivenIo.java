@@ -94,6 +94,7 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
   private final LongAdder ringWakeups = new LongAdder();
   private final LongAdder claimedPayloads = new LongAdder();
   private final LongAdder progressReadies = new LongAdder();
+  private final LongAdder emptyReads = new LongAdder();
   /** Connections whose DATA comes as records through the peer's ring (copy on write, under this object's lock). */
   private volatile DirectLink[] ringLinks = NO_LINKS;
   private int inboundLinks;
@@ -189,6 +190,19 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
    */
   public long progressReadies() {
     return progressReadies.sum();
+  }
+
+  /** A read of a connection's socket found nothing there. */
+  void countEmptyRead() {
+    emptyReads.increment();
+  }
+
+  /**
+   * Socket reads so far that found nothing: each a system call spent to learn it. A connection's socket is read
+   * when the poll reports it ready and until a read comes back short, so these stay rare.
+   */
+  public long emptyReads() {
+    return emptyReads.sum();
   }
 
   /** Payloads received through shared-memory rings so far. */

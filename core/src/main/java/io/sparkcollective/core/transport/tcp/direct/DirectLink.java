@@ -449,6 +449,7 @@ final class DirectLink implements Link, Frame.Lender {
           } else if (n < 0) {
             problem = "connection closed";
           } else if (n == 0) {
+            io.countEmptyRead();
             break;
           } else {
             lastReadNanos = io.clock().nanoTime();
