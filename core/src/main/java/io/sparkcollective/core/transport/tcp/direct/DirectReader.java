@@ -90,9 +90,7 @@ final class DirectReader implements SharedMemoryRing.RecordSink {
   int readOnce() throws IOException {
     problem = null;
     if (bodyRemaining > 0) {
-      int room = body != null ? bodyView.remaining() : Math.min(staging.capacity(), bodyRemaining);
-      int n = body != null ? socket.read(bodyView) : skip();
-      drained = n < room;
+      int n = body != null ? read(bodyView) : skip();
       if (n > 0) {
         bodyRemaining -= n;
         if (bodyRemaining == 0) {
@@ -101,9 +99,7 @@ final class DirectReader implements SharedMemoryRing.RecordSink {
       }
       return n;
     }
-    int room = staging.remaining();
-    int n = socket.read(staging);
-    drained = n < room;
+    int n = read(staging);
     if (n > 0) {
       problem = parse();
     }
@@ -124,10 +120,18 @@ final class DirectReader implements SharedMemoryRing.RecordSink {
     return problem;
   }
 
+  /** Reads once into {@code into}; notes whether the read left room in it, i.e. emptied the socket. */
+  private int read(ByteBuffer into) throws IOException {
+    int room = into.remaining();
+    int n = socket.read(into);
+    drained = n < room;
+    return n;
+  }
+
   /** Reads and drops payload bytes of a frame that no rank here takes. */
   private int skip() throws IOException {
     staging.clear().limit(Math.min(staging.capacity(), bodyRemaining));
-    int n = socket.read(staging);
+    int n = read(staging);
     staging.clear();
     return n;
   }
