@@ -137,6 +137,12 @@ public final class Tuning {
   public static final int READS_PER_TURN = 16;
 
   /**
+   * Turns of a spinning receiver that read the connection its frame comes through directly, per turn that polls
+   * every connection instead.
+   */
+  public static final int DIRECT_READS_PER_POLL = 8;
+
+  /**
    * With DATA sealed (where only payloads go through a shared-memory ring and their sealed headers over the
    * socket), the smallest payload that goes through the ring; smaller ones go over the socket with their
    * header, where one write costs less than the ring's bookkeeping. Unsealed DATA goes into the ring whole,

@@ -59,6 +59,8 @@ public final class TcpTransport implements Transport {
   private final boolean[] sameEndpoint;
   /** The connection to each peer as {@link #acquireFor} last found it (the sending thread's; a cache). */
   private final Link[] claimLinks;
+  /** The connection each peer's frames came through last (a hint for the receiving thread; races are harmless). */
+  private final Link[] routes;
   /** Where links deliver this rank's DATA payloads. */
   private final Receiver receiver = new Receiver() {
     @Override
@@ -73,6 +75,13 @@ public final class TcpTransport implements Transport {
     @Override
     public void complete(Frame f, int payloadBytes, int flags, int crc, long receiveNanos) {
       completeData(f, payloadBytes, flags, crc, receiveNanos);
+    }
+
+    @Override
+    public void arrivedThrough(int source, Link link) {
+      if (routes[source] != link) {
+        routes[source] = link;
+      }
     }
   };
   /** What came from each peer over its connection, and how fast. */
@@ -101,6 +110,7 @@ public final class TcpTransport implements Transport {
     this.connectionKeys = new String[size];
     this.sameEndpoint = new boolean[size];
     this.claimLinks = new Link[size];
+    this.routes = new Link[size];
     int channel = rank % endpoint.config().channels();
     for (int p = 0; p < size; p++) {
       connectionKeys[p] = TcpEndpoint.channelKey(peerKeys[p], channel);
@@ -459,7 +469,7 @@ public final class TcpTransport implements Transport {
   @Override
   public Frame receive(int peer, int stream, long seq, long deadlineNanos) {
     CallerDrivenIo io = endpoint.callerIo();
-    return io != null ? io.receive(inbox, peer, stream, seq, deadlineNanos)
+    return io != null ? io.receive(inbox, peer, stream, seq, deadlineNanos, routes[peer])
         : inbox.receive(peer, stream, seq, deadlineNanos);
   }
 

@@ -95,6 +95,9 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
   private final LongAdder claimedPayloads = new LongAdder();
   private final LongAdder progressReadies = new LongAdder();
   private final LongAdder emptyReads = new LongAdder();
+  private final LongAdder unpolledReads = new LongAdder();
+  /** Connections with writes queued for the socket's writability (only the poll flushes them). */
+  private final AtomicInteger queuedWriters = new AtomicInteger();
   /** Connections whose DATA comes as records through the peer's ring (copy on write, under this object's lock). */
   private volatile DirectLink[] ringLinks = NO_LINKS;
   private int inboundLinks;
@@ -203,6 +206,14 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
    */
   public long emptyReads() {
     return emptyReads.sum();
+  }
+
+  /**
+   * Reads so far by a waiting thread of the connection its frame comes through, without a poll first, that found
+   * something there (see {@link #receive}).
+   */
+  public long unpolledReads() {
+    return unpolledReads.sum();
   }
 
   /** Payloads received through shared-memory rings so far. */
@@ -327,6 +338,11 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
     return inOperation.get() > 0 ? BUSY_BACKOFF_NANOS : BACKOFF_NANOS;
   }
 
+  /** A connection queued bytes the socket would not take ({@code +1}) or flushed or dropped them all ({@code -1}). */
+  void writesQueued(int delta) {
+    queuedWriters.addAndGet(delta);
+  }
+
   /** A writer queued bytes the socket would not take: make a blocked poll watch for writability. */
   void writeInterestChanged() {
     if (token.get()) {
@@ -353,8 +369,17 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
 
   // ------------------------------------------------------------------------------------------ waiting
 
-  /** {@link io.sparkcollective.core.transport.Transport#receive}, driving the sockets while it waits. */
-  public Frame receive(Inbox inbox, int source, int stream, long seq, long deadline) {
+  /**
+   * {@link io.sparkcollective.core.transport.Transport#receive}, driving the sockets while it waits;
+   * {@code route} is the connection {@code source}'s frames came through last (null if unknown).
+   *
+   * <p>While it spins, a thread whose frame comes through a socket it knows reads that socket straight away
+   * instead of polling first: when the frame is there, that spares the poll's system call on the reply's path.
+   * Every {@link Tuning#DIRECT_READS_PER_POLL}th turn polls all connections (heartbeats, notices, other
+   * ranks' frames), and so does every turn while a connection waits to flush queued writes.
+   */
+  public Frame receive(Inbox inbox, int source, int stream, long seq, long deadline, Link route) {
+    DirectLink direct = route instanceof DirectLink && ((DirectLink) route).io() == this ? (DirectLink) route : null;
     long start = clock.nanoTime();
     int polls = 0;
     while (true) {
@@ -384,7 +409,13 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
               }
             }
             int selected = 0;
-            if (!ringsOnly || now - lastSelectNanos >= RING_SELECT_NANOS) {
+            if (direct != null && ringLinks.length == 0 && queuedWriters.get() == 0
+                && polls % Tuning.DIRECT_READS_PER_POLL != 0) {
+              if (direct.tryRead()) {
+                unpolledReads.increment();
+                selected = 1;
+              }
+            } else if (!ringsOnly || now - lastSelectNanos >= RING_SELECT_NANOS) {
               lastSelectNanos = now;
               selected = selector.selectNow(onReady);
             }

@@ -101,6 +101,10 @@ final class DirectLink implements Link, Frame.Lender {
     this.lastWriteNanos = now;
   }
 
+  CallerDrivenIo io() {
+    return io;
+  }
+
   void register(Selector selector) throws IOException {
     writeLock.lock();
     try {
@@ -266,6 +270,7 @@ final class DirectLink implements Link, Frame.Lender {
       pending.addLast(out);
       if (!writeInterest) {
         writeInterest = true;
+        io.writesQueued(1);
         key.interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
         io.writeInterestChanged();
       }
@@ -410,6 +415,7 @@ final class DirectLink implements Link, Frame.Lender {
         }
         if (writeInterest && !closed) {
           writeInterest = false;
+          io.writesQueued(-1);
           key.interestOps(SelectionKey.OP_READ);
         }
         return;
@@ -434,10 +440,25 @@ final class DirectLink implements Link, Frame.Lender {
 
   /** Reads and dispatches what has arrived (driving thread only). */
   void readAvailable() {
+    readAvailable(true);
+  }
+
+  /**
+   * Reads what has arrived without being told by the poll that anything has (driving thread only): the thread
+   * waiting for this connection's next frame tries it first, which spares the poll's system call when the frame
+   * is there. Returns whether it read anything.
+   */
+  boolean tryRead() {
+    return readAvailable(false);
+  }
+
+  /** Reads until a read comes back short; {@code polled}: the poll reported the socket ready. */
+  private boolean readAvailable(boolean polled) {
+    boolean read = false;
     String problem = null;
     synchronized (readLock) {
       if (closed) {
-        return;
+        return false;
       }
       try {
         for (int turn = 0; turn < READS_PER_TURN && problem == null; turn++) {
@@ -449,9 +470,12 @@ final class DirectLink implements Link, Frame.Lender {
           } else if (n < 0) {
             problem = "connection closed";
           } else if (n == 0) {
-            io.countEmptyRead();
+            if (polled) {
+              io.countEmptyRead();
+            }
             break;
           } else {
+            read = true;
             lastReadNanos = io.clock().nanoTime();
             if (reader.drained()) {
               // A short read: one more would cost a system call to learn that nothing is there.
@@ -470,6 +494,7 @@ final class DirectLink implements Link, Frame.Lender {
     if (problem != null) {
       fail(problem);
     }
+    return read;
   }
 
   /**
@@ -536,6 +561,10 @@ final class DirectLink implements Link, Frame.Lender {
       }
       for (ByteBuf m; (m = pending.pollFirst()) != null; ) {
         m.release();
+      }
+      if (writeInterest) {
+        writeInterest = false;
+        io.writesQueued(-1);
       }
       if (sendRing != null) {
         sendRing.close();

@@ -321,6 +321,9 @@ final class DirectReader implements SharedMemoryRing.RecordSink {
     DataHeader h = header.read(in, start);
     Receiver r = io.inbound().receiver(remoteKey, h.group(), h.dest());
     Frame f = r != null ? r.accept(remoteKey, h, n, lent) : null;
+    if (f != null) {
+      r.arrivedThrough(h.source(), owner);
+    }
     bodyFor = f != null ? r : null;
     bodyDropped = false;
     if (f == null && sealsData && !lent) {

@@ -24,4 +24,11 @@ public interface Receiver {
    * does not know (a lent or shared-memory payload, or a whole message read at once).
    */
   void complete(Frame f, int payloadBytes, int flags, int crc, long receiveNanos);
+
+  /**
+   * The DATA of rank {@code source} came through {@code link} (called after {@link #accept} took a frame): a hint
+   * for the thread that waits for that rank's next frame, which can read that connection first.
+   */
+  default void arrivedThrough(int source, Link link) {
+  }
 }
