@@ -131,6 +131,8 @@ def main():
     ap.add_argument("--warm-calls", type=int, default=3000,
                     help="untimed back-to-back calls of each path before any timing (the JIT compiles the "
                          "executors' call path over the first few thousand calls)")
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Spark setting for the run, e.g. spark.collective.transport.spinMicros=50 (repeatable)")
     ap.add_argument("--out", default=os.path.join(ROOT, "python", "target", "bench"))
     args = ap.parse_args()
     from pyspark import SparkContext
@@ -150,6 +152,11 @@ def main():
         # direct buffers"): the executors combine such vectors through scratch arrays instead.
         conf.set("spark.executor.extraJavaOptions",
                  (conf.get("spark.executor.extraJavaOptions", "") or "") + " -Dio.sparkcollective.kernels.staged=true")
+    for kv in args.conf:
+        key, sep, value = kv.partition("=")
+        if not sep or not key:
+            sys.exit(f"--conf {kv}: expected KEY=VALUE")
+        conf.set(key, value)
     sc = SparkContext(conf=conf)
     sc.setLogLevel("WARN")
     sc.parallelize(range(8), 8).count()
@@ -196,7 +203,8 @@ def main():
     with open(os.path.join(args.out, "report.md"), "w") as f:
         f.write(f"Gradient sync of float32 arrays across {args.tasks} PySpark barrier tasks on {args.master}: "
                 "milliseconds per call, median (slowest rank per call)"
-                + (f", after {args.warm_calls} untimed calls of each path" if args.warm_calls > 0 else "") + ".\n\n")
+                + (f", after {args.warm_calls} untimed calls of each path" if args.warm_calls > 0 else "") + "."
+                + (f" Settings: {', '.join(args.conf)}." if args.conf else "") + "\n\n")
         f.write("| floats | Java allReduce | Python all_reduce | Python / Java | Python, array in shared memory "
                 "(comm.empty) | shared / Java | treeAggregate (Python) | allGather (Python, Base64) | "
                 "treeAggregate / Python |\n")

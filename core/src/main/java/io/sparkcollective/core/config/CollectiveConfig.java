@@ -127,8 +127,10 @@ public final class CollectiveConfig {
         + "collective reads and writes its sockets itself, spinning up to spinMicros before it blocks: one thread "
         + "wake-up per message or none) or eventLoop (Netty's I/O threads do all socket work). TLS connections "
         + "always use eventLoop.");
-    key(SPIN_MICROS, "50", "With progress=caller, how long a waiting thread polls its sockets (yielding the CPU "
-        + "between polls) before it blocks; 0 blocks at once, more trades CPU for latency.");
+    key(SPIN_MICROS, "10000", "With progress=caller, how long a waiting thread polls its sockets (yielding the "
+        + "CPU between polls, so any other runnable thread goes first) before it blocks; 0 blocks at once. A "
+        + "blocked thread's wake-up costs a trip through the scheduler, which on virtual machines and shared cores "
+        + "can take longer than the message; less spares the CPU of tasks that wait long for slow peers.");
     key(SHARED_MEMORY_BYTES, "16777216", "With progress=caller, connections between endpoints on the same host "
         + "carry DATA messages through a ring of this many bytes in a shared-memory file (the socket carries "
         + "control messages and wakes a blocked receiver; a message that does not fit goes over the socket); 0 "
