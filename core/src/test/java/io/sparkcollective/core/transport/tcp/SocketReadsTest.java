@@ -34,7 +34,7 @@ import org.junit.jupiter.api.Timeout;
 class SocketReadsTest {
   private static final int SMALL_OPS = 3000;
 
-  /** Reads that found nothing stay a small fraction of the operations: about 3% here, at most 20% allowed. */
+  /** Reads that found nothing stay a small fraction of the operations: well under 1% here, at most 20% allowed. */
   @Test
   void shouldNotReadAgainAfterAShortRead() throws Exception {
     long[] empty = run("short-reads", 50, 300_000, CallerDrivenIo::emptyReads);
@@ -46,7 +46,7 @@ class SocketReadsTest {
   }
 
   /**
-   * Many small replies are found by reading the awaited connection without a poll: about 45% of them here (the
+   * Many small replies are found by reading the awaited connection without a poll: about half of them here (the
    * others mostly came with the read before, as the partner's next message can follow its last one, and cost no
    * system call at all); at least a quarter required. The large all-reduces between the small ones fill the
    * socket, queueing writes that only the poll flushes (every turn polls while they wait).

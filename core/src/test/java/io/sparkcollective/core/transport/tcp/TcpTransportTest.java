@@ -56,15 +56,19 @@ class TcpTransportTest {
    * Checksums on, small segments; {@code progress}: who moves the bytes (caller-driven, with payloads through
    * shared memory between these same-host endpoints; caller-unchecked: the same without checksums, so the
    * engine writes segments straight into the peers' rings; caller-socket: caller-driven with every payload on
-   * the socket; eventLoop: Netty's threads).
+   * the socket; caller-blocking: the same with every wait blocking at once, so waiting threads block in the
+   * socket poll or park until another hands the sockets over, instead of finding their frames while they spin;
+   * eventLoop: Netty's threads).
    */
   private static CollectiveConfig checked(String progress) {
-    boolean socketOnly = progress.equals("caller-socket");
+    boolean blocking = progress.equals("caller-blocking");
+    boolean socketOnly = blocking || progress.equals("caller-socket");
     boolean unchecked = progress.equals("caller-unchecked");
     return CollectiveConfig.from(Map.of(CollectiveConfig.CHECKSUM, String.valueOf(!unchecked),
         CollectiveConfig.SEGMENT_BYTES, "65536", CollectiveConfig.JOIN_TIMEOUT_MS, "5000",
         CollectiveConfig.PROGRESS, socketOnly || unchecked ? "caller" : progress,
-        CollectiveConfig.SHARED_MEMORY_BYTES, socketOnly ? "0" : "16777216"));
+        CollectiveConfig.SHARED_MEMORY_BYTES, socketOnly ? "0" : "16777216",
+        CollectiveConfig.SPIN_MICROS, blocking ? "0" : CollectiveConfig.defaults().get(CollectiveConfig.SPIN_MICROS)));
   }
 
   /** Ring files of this process mapped now (from /proc/self/maps; deleted files stay listed while mapped). */
@@ -86,7 +90,7 @@ class TcpTransportTest {
 
   @ParameterizedTest(name = "{0} ranks, progress={1}")
   @CsvSource({"1, caller", "2, caller", "3, caller", "5, caller", "6, caller", "2, caller-socket", "3, caller-socket",
-      "2, eventLoop", "4, eventLoop"})
+      "3, caller-blocking", "2, eventLoop", "4, eventLoop"})
   void shouldMatchTheReferenceOverTcpForEveryAlgorithm(int n, String progress) throws Exception {
     try (TcpCluster cluster = new TcpCluster(n, checked(progress))) {
       List<Communicator> group = cluster.group("matrix-" + n);
@@ -307,7 +311,7 @@ class TcpTransportTest {
    * each other and frames of one operation wait while another's are read. Every result equals the sum.
    */
   @ParameterizedTest(name = "progress={0}")
-  @ValueSource(strings = {"caller", "caller-unchecked", "caller-socket", "eventLoop"})
+  @ValueSource(strings = {"caller", "caller-unchecked", "caller-socket", "caller-blocking", "eventLoop"})
   void shouldKeepConcurrentOperationsOfRanksSharingAnEndpointApart(String progress) throws Exception {
     try (TcpCluster cluster = new TcpCluster(2, checked(progress))) {
       List<Communicator> group = cluster.group("shared-endpoints", new int[] {0, 0, 1, 1});
