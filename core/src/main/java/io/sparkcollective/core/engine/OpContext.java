@@ -47,6 +47,8 @@ final class OpContext implements Links {
   private long deadlineNanos;
   private int segmentElements;
   private Frame stash;
+  /** A frame for the header of a segment sent from the vector's memory, kept while the transport declines. */
+  private Frame header;
   /** Ranges this rank offered to ranks of its process in the current operation (see sendShared). */
   private SharedRange[] offered = new SharedRange[4];
   private int offeredCount;
@@ -87,6 +89,10 @@ final class OpContext implements Links {
       transport.release(stash);
       stash = null;
     }
+    if (header != null) {
+      transport.release(header);
+      header = null;
+    }
     for (int i = 0; i < offeredCount; i++) {
       if (offered[i] != null) {
         offered[i].revoke();
@@ -123,6 +129,9 @@ final class OpContext implements Links {
     for (int k = 0; k < segments; k++) {
       int so = off + k * segmentElements;
       int sn = Math.min(segmentElements, n - k * segmentElements);
+      if (sendFrom(peer, step, so, sn)) {
+        continue;
+      }
       Frame f = transport.acquireFor(peer, sn * elements.wireElementBytes());
       try {
         stamp(f, step, so);
@@ -133,6 +142,27 @@ final class OpContext implements Links {
       }
       transport.send(peer, f);
     }
+  }
+
+  /**
+   * Sends the segment from where the vector lies, without copying it into a frame, if its bytes are the wire's
+   * (a little-endian vector in direct memory) and the transport can send that way to {@code peer}; true if so.
+   */
+  private boolean sendFrom(int peer, int step, int so, int sn) {
+    java.nio.ByteBuffer range = elements.wireRange(so, sn);
+    if (range == null) {
+      return false;
+    }
+    Frame h = header != null ? header : transport.acquire(0);
+    header = null;
+    stamp(h, step, so);
+    // Once sendFrom is called the frame is the transport's, unless it declines: then it is kept for the next
+    // segment (and released at the end).
+    if (transport.sendFrom(peer, h, range)) {
+      return true;
+    }
+    header = h;
+    return false;
   }
 
   @Override

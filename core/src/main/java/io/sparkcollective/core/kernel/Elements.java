@@ -120,6 +120,15 @@ public abstract class Elements {
   public abstract void divide(int off, int n, int divisor);
 
   /**
+   * Elements {@code [off, off+n)} as the wire's bytes where they lie in direct memory, for a transport to send
+   * without a copy (valid until the next call on this vector), or null where the vector is not kept that way (arrays,
+   * heap buffers, a wire format of its own). Null by default.
+   */
+  public ByteBuffer wireRange(int off, int n) {
+    return null;
+  }
+
+  /**
    * True if writing a range to the wire right after reading it from a wire buffer gives that buffer's bytes back
    * (plain element types, byte copies): a received segment may then be passed on as it came. False where a
    * narrower wire rounds or keeps state per range.
@@ -1407,6 +1416,12 @@ public abstract class Elements {
     public void write(int off, int n, WireBuffer w) {
       w.view(n * elementBytes).put(range(off, n));
       w.size(n * elementBytes);
+    }
+
+    /** The bytes are the wire's already (little-endian, no conversion): direct memory is sent where it lies. */
+    @Override
+    public ByteBuffer wireRange(int off, int n) {
+      return bytes.isDirect() && holds(off, n) ? range(off, n) : null;
     }
 
     @Override

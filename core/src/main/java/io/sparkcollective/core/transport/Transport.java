@@ -83,6 +83,20 @@ public interface Transport extends AutoCloseable {
   void send(int peer, Frame frame);
 
   /**
+   * Sends {@code frame} (its header; its own payload is ignored) to {@code peer} with the remaining bytes of
+   * {@code payload} as its payload, read from there without a copy where the link to {@code peer} can: the
+   * transport reads {@code payload} only during this call (what a socket does not take at once it copies), so
+   * the caller may change that memory as soon as this returns. True if it sent (the frame's ownership passed to
+   * the transport, also when this throws); false, with frame and payload untouched, where it cannot send that
+   * way now (then copy the payload into a frame and {@link #send} it). False by default.
+   *
+   * @throws CollectiveException if the link to {@code peer} is gone or the transport has failed
+   */
+  default boolean sendFrom(int peer, Frame frame, java.nio.ByteBuffer payload) {
+    return false;
+  }
+
+  /**
    * Waits for the frame from {@code peer} on {@code stream} with sequence {@code seq}. The caller owns the
    * returned frame.
    *

@@ -12,6 +12,7 @@ import io.sparkcollective.core.transport.Inbox;
 import io.sparkcollective.core.transport.LinkReceipts;
 import io.sparkcollective.core.transport.Transport;
 import io.sparkcollective.core.transport.tcp.direct.CallerDrivenIo;
+import io.sparkcollective.core.transport.tcp.link.FrameMessage;
 import io.sparkcollective.core.transport.tcp.link.Link;
 import io.sparkcollective.core.transport.tcp.link.PeerText;
 import io.sparkcollective.core.transport.tcp.link.Receiver;
@@ -364,6 +365,46 @@ public final class TcpTransport implements Transport {
       abort(lost);
       throw lost;
     }
+  }
+
+  /**
+   * The payload goes from the caller's memory to the socket in one gathering write with the header, when the
+   * link to {@code peer} is a plain connection driven by callers (see {@link Link#writeFrom}) and frames carry
+   * no checksum.
+   */
+  @Override
+  public boolean sendFrom(int peer, Frame frame, ByteBuffer payload) {
+    int n = payload.remaining();
+    if (checksum || sameEndpoint[peer] || n > endpoint.pool().maxCapacity() || frame.shared() != null
+        || frame.lender() != null) {
+      return false;
+    }
+    Link link = claimLinks[peer];
+    if (link == null || !link.isActive()) {
+      link = endpoint.connected(connectionKeys[peer]);
+      claimLinks[peer] = link;
+      if (link == null) {
+        return false;
+      }
+    }
+    CollectiveException failed = inbox.failure();
+    if (failed != null) {
+      endpoint.pool().release(frame);
+      throw failed;
+    }
+    FrameMessage header = FrameMessage.of(frame, endpoint.pool());
+    DataHeader.writeHeader(header, frame, rank, peer, groupId, 0, 0, n);
+    try {
+      if (!link.writeFrom(header, payload)) {
+        return false;
+      }
+    } catch (CollectiveException e) {
+      PeerLostException lost = new PeerLostException(peer, "rank " + rank + " of group " + groupName
+          + " cannot send to " + describe(peer) + ": " + e.getMessage(), e);
+      abort(lost);
+      throw lost;
+    }
+    return true;
   }
 
   /** Sends a frame from {@link #acquireFor} whose payload lies where {@code link} reads its message from. */

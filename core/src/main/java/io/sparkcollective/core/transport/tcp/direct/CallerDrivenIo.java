@@ -93,6 +93,8 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
   private final LongAdder sharedPayloads = new LongAdder();
   private final LongAdder ringWakeups = new LongAdder();
   private final LongAdder claimedPayloads = new LongAdder();
+  private final LongAdder writtenFrom = new LongAdder();
+  private final LongAdder spilled = new LongAdder();
   private final LongAdder progressReadies = new LongAdder();
   private final LongAdder emptyReads = new LongAdder();
   private final LongAdder unpolledReads = new LongAdder();
@@ -239,6 +241,26 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
   /** DATA messages sent so far whose payload the engine wrote straight into a peer's ring. */
   public long claimedPayloads() {
     return claimedPayloads.sum();
+  }
+
+  /** A DATA message went out in a gathering write from its sender's memory ({@link DirectLink#writeFrom}). */
+  void countWrittenFrom() {
+    writtenFrom.increment();
+  }
+
+  /** DATA messages sent so far straight from their sender's memory, without a copy into a frame first. */
+  public long writtenFrom() {
+    return writtenFrom.sum();
+  }
+
+  /** Of those, the socket did not take one whole: its rest was copied into a frame and queued. */
+  void countSpilled() {
+    spilled.increment();
+  }
+
+  /** Messages sent from their sender's memory whose rest had to be copied and queued (the socket was full). */
+  public long spilled() {
+    return spilled.sum();
   }
 
   void forget(DirectLink link) {

@@ -8,6 +8,7 @@ import io.sparkcollective.core.auth.MessageSealer;
 import io.sparkcollective.core.config.Tuning;
 import io.sparkcollective.core.kernel.WireBuffer;
 import io.sparkcollective.core.transport.Frame;
+import io.sparkcollective.core.transport.tcp.link.FrameMessage;
 import io.sparkcollective.core.transport.tcp.link.Link;
 import io.sparkcollective.core.transport.tcp.link.LinkKeys;
 import io.sparkcollective.core.transport.tcp.link.MessageTags;
@@ -62,6 +63,8 @@ final class DirectLink implements Link, Frame.Lender {
   private final Object readLock = new Object();
   private final ReentrantLock writeLock = new ReentrantLock();
   private final ArrayDeque<ByteBuf> pending = new ArrayDeque<>();
+  /** Header and payload of a {@link #writeFrom} (under the write lock). */
+  private final ByteBuffer[] gather = new ByteBuffer[2];
   private final DirectReader reader;
   /** Seals what this side sends, in the order it enters the socket (under the write lock). */
   private final MessageSealer outgoing;
@@ -249,6 +252,57 @@ final class DirectLink implements Link, Frame.Lender {
   }
 
   /**
+   * Header and payload in one gathering write, straight from the caller's memory: the copy into a frame that
+   * {@link #write} needs is saved. Only when nothing waits in the queue (order), no ring takes this link's DATA
+   * and DATA is not sealed (the seal covers the whole message in one buffer).
+   */
+  @Override
+  public boolean writeFrom(ByteBuf header, ByteBuffer payload) {
+    if (!records || sendRing != null) {
+      return false;
+    }
+    IOException failed = null;
+    writeLock.lock();
+    try {
+      if (closed || claimOpen || sendRing != null || !pending.isEmpty()) {
+        // A closed link says so through write(); a claim open on this thread is write()'s error too.
+        return false;
+      }
+      ByteBuffer[] both = gather;
+      both[0] = header.internalNioBuffer(header.readerIndex(), header.readableBytes());
+      both[1] = payload;
+      try {
+        socketData++;
+        long n = socket.write(both);
+        if (n > 0) {
+          lastWriteNanos = io.clock().nanoTime();
+        }
+        io.countWrittenFrom();
+        int rest = both[0].remaining() + payload.remaining();
+        if (rest > 0) {
+          // The socket is full: the rest goes into memory of the link's own, so the caller's is not read later.
+          FrameMessage spill = FrameMessage.of(io.pool().acquire(payload.remaining()), io.pool());
+          spill.writeBytes(both[0]).writeBytes(payload);
+          io.countSpilled();
+          failed = queue(spill);
+        }
+      } catch (IOException e) {
+        failed = e;
+      } finally {
+        both[0] = null;
+        both[1] = null;
+        header.release();
+      }
+    } finally {
+      writeLock.unlock();
+    }
+    if (failed != null) {
+      failWrite(failed);
+    }
+    return true;
+  }
+
+  /**
    * Sends {@code out} (ownership passes here) of {@code type} through the socket, or queues it behind what waits
    * (under the write lock). Returns the failure that closes the connection, or null.
    */
@@ -267,18 +321,30 @@ final class DirectLink implements Link, Frame.Lender {
           return null;
         }
       }
-      pending.addLast(out);
-      if (!writeInterest) {
-        writeInterest = true;
-        io.writesQueued(1);
-        key.interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
-        io.writeInterestChanged();
-      }
-      return null;
     } catch (IOException e) {
       out.release();
       return e;
     }
+    return queue(out);
+  }
+
+  /**
+   * Queues {@code out} (ownership passes here) behind what waits for the socket's writability (under the write
+   * lock); returns the failure that closes the connection, or null.
+   */
+  private IOException queue(ByteBuf out) {
+    pending.addLast(out);
+    if (!writeInterest) {
+      writeInterest = true;
+      io.writesQueued(1);
+      try {
+        key.interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+      } catch (java.nio.channels.CancelledKeyException e) {
+        return new IOException(e.toString());
+      }
+      io.writeInterestChanged();
+    }
+    return null;
   }
 
   /** Closes the connection after a failed write (not under the write lock) and tells the writer. */

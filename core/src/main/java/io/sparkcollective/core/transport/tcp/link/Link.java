@@ -2,6 +2,7 @@ package io.sparkcollective.core.transport.tcp.link;
 
 import io.netty.buffer.ByteBuf;
 import io.sparkcollective.core.transport.Frame;
+import java.nio.ByteBuffer;
 
 /**
  * One authenticated connection to another endpoint, whoever moves its bytes (Netty's pipeline or the
@@ -42,6 +43,20 @@ public interface Link {
    */
   default void publishClaimed() {
     throw new IllegalStateException("no message is claimed on " + this);
+  }
+
+  /**
+   * Sends a DATA message made of {@code header} (its readable bytes: the header alone) followed by the remaining
+   * bytes of {@code payload}, memory the caller owns, read only during this call: what the socket does not take
+   * at once is copied into memory of the link's own and sent from there. True if it did (ownership of
+   * {@code header} passed here, also when this throws); false, with both untouched, where the link cannot (its
+   * DATA goes through a shared-memory ring or is sealed, or writes wait in its queue): then send a whole message
+   * with {@link #write}.
+   *
+   * @throws io.sparkcollective.core.api.PeerLostException if the connection is closed or the write failed
+   */
+  default boolean writeFrom(ByteBuf header, ByteBuffer payload) {
+    return false;
   }
 
   boolean isActive();

@@ -81,6 +81,17 @@ public final class DataHeader {
   public static void write(ByteBuf out, Frame f, int source, int dest, long group, int flags, int crc,
       int payloadBytes) {
     int start = out.writerIndex();
+    writeHeader(out, f, source, dest, group, flags, crc, payloadBytes);
+    out.writerIndex(start + BYTES + payloadBytes);
+  }
+
+  /**
+   * {@link #write} for a payload that travels in a buffer of its own (a gathering write): leaves the writer index
+   * right after the header.
+   */
+  public static void writeHeader(ByteBuf out, Frame f, int source, int dest, long group, int flags, int crc,
+      int payloadBytes) {
+    int start = out.writerIndex();
     out.setIntLE(start + LENGTH_OFFSET, BYTES - WireFormat.LENGTH_FIELD_BYTES + payloadBytes);
     out.setByte(start + TYPE_OFFSET, WireFormat.DATA);
     out.setByte(start + KIND_OFFSET, f.kind());
@@ -98,7 +109,7 @@ public final class DataHeader {
     out.setLongLE(start + ELEMENT_OFFSET_OFFSET, f.offset());
     out.setIntLE(start + ROOT_OFFSET, f.root());
     out.setIntLE(start + CRC_OFFSET, crc);
-    out.writerIndex(start + BYTES + payloadBytes);
+    out.writerIndex(start + BYTES);
   }
 
   /** Fills this view from the DATA message that starts at {@code start} of {@code in}; returns it. */

@@ -1,4 +1,4 @@
-package io.sparkcollective.core.transport.tcp;
+package io.sparkcollective.core.transport.tcp.link;
 
 import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.buffer.UnpooledUnsafeDirectByteBuf;
@@ -11,7 +11,7 @@ import io.sparkcollective.core.transport.FramePool;
  * write (or on failure), the frame goes back to the pool instead of the memory being freed; the next send
  * revives it.
  */
-final class FrameMessage extends UnpooledUnsafeDirectByteBuf implements Frame.Attachment {
+public final class FrameMessage extends UnpooledUnsafeDirectByteBuf implements Frame.Attachment {
   private final Frame frame;
   private final FramePool pool;
 
@@ -23,7 +23,7 @@ final class FrameMessage extends UnpooledUnsafeDirectByteBuf implements Frame.At
   }
 
   /** The message of {@code frame}, ready to be filled from index 0; the caller owns its one reference. */
-  static FrameMessage of(Frame frame, FramePool pool) {
+  public static FrameMessage of(Frame frame, FramePool pool) {
     Frame.Attachment a = frame.attachment();
     FrameMessage m;
     if (a instanceof FrameMessage) {
