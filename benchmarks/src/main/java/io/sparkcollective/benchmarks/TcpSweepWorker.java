@@ -11,6 +11,7 @@ import io.sparkcollective.core.engine.TcpGroup;
 import io.sparkcollective.core.launch.LocalLauncher;
 import io.sparkcollective.core.launch.PeerList;
 import io.sparkcollective.core.transport.tcp.TcpEndpoint;
+import io.sparkcollective.core.transport.tcp.direct.CallerDrivenIo;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.lang.management.CompilationMXBean;
@@ -88,6 +89,12 @@ public final class TcpSweepWorker {
         }
       } finally {
         threads.shutdownNow();
+      }
+      CallerDrivenIo io = endpoint.callerIo();
+      if (process == 0 && io != null) {
+        System.out.printf(Locale.ROOT, "# process 0's endpoint: %d segments sent from the vector's memory (%d with a "
+            + "rest copied), %d payloads read into it (%d moved out part-read), %d through shared memory%n",
+            io.writtenFrom(), io.spilled(), io.readIntoPosted(), io.reclaimed(), io.sharedPayloads());
       }
     }
   }

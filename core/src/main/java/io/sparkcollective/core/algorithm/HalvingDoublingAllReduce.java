@@ -43,6 +43,7 @@ public final class HalvingDoublingAllReduce implements AllReduceAlgorithm {
     if (vrank < 0) {
       return;
     }
+    expectDoubling(links, vrank, extra, p, levels);
 
     int[] los = new int[levels];
     int[] his = new int[levels];
@@ -92,6 +93,41 @@ public final class HalvingDoublingAllReduce implements AllReduceAlgorithm {
   }
 
   /**
+   * Announces the doubling's copies ({@link Links#expectCopy}) before the halving starts: each partner sends its
+   * range as soon as its own halving is done, often before this rank waits for it. The ranges are the ones
+   * {@link #allReduce} works out as it goes.
+   */
+  private static void expectDoubling(Links links, int vrank, int extra, int p, int levels) {
+    int[] los = new int[levels];
+    int[] his = new int[levels];
+    int lo = 0;
+    int hi = links.length();
+    int i = 0;
+    for (int mask = p >> 1; mask > 0; mask >>= 1, i++) {
+      int mid = lo + (hi - lo) / 2;
+      los[i] = lo;
+      his[i] = hi;
+      if ((vrank & mask) == 0) {
+        hi = mid;
+      } else {
+        lo = mid;
+      }
+    }
+    int step = levels + 1;
+    i = levels - 1;
+    for (int mask = 1; mask < p; mask <<= 1, i--, step++) {
+      int partner = realRank(vrank ^ mask, extra);
+      if ((vrank & mask) == 0) {
+        links.expectCopy(partner, step, hi, his[i] - hi);
+      } else {
+        links.expectCopy(partner, step, los[i], lo - los[i]);
+      }
+      lo = los[i];
+      hi = his[i];
+    }
+  }
+
+  /**
    * The fold of a group that is not a power of two (step 0): ranks 2i, i < {@code extra}, send their vector to
    * 2i+1 and take the result back at {@code unfoldStep}, and get -1 (they are done); 2i+1 combines it and gets
    * virtual rank i; every later rank r gets r - extra.
@@ -103,6 +139,7 @@ public final class HalvingDoublingAllReduce implements AllReduceAlgorithm {
       return r - extra;
     }
     if ((r & 1) == 0) {
+      links.expectCopy(r + 1, unfoldStep, 0, len);
       links.send(r + 1, 0, 0, len);
       links.recvCopy(r + 1, unfoldStep, 0, len);
       return -1;

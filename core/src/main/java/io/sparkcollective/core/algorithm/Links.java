@@ -50,6 +50,14 @@ public interface Links {
   }
 
   /** Keeps a copy of {@code [off, off+n)} (at most one segment) for a later {@code *FromStash}. */
+  /**
+   * Announces that the segments of {@code [off, off+n)} from {@code peer} at {@code step} will be copied into the
+   * vector ({@link #recvCopy}, {@link #recvCopySend}) later in this operation, so that payloads arriving before
+   * then may be read where they belong instead of into frames. A hint: nothing by default.
+   */
+  default void expectCopy(int peer, int step, int off, int n) {
+  }
+
   void stash(int off, int n);
 
   /** Overwrites {@code [off, off+n)} with the stashed copy. */

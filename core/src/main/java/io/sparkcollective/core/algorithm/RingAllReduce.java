@@ -70,6 +70,7 @@ public final class RingAllReduce implements AllReduceAlgorithm {
   private static void onePass(Links links) {
     int n = links.size();
     int[] bounds = Partition.even(links.length(), n);
+    expectGather(links, bounds);
     reduceScatter(links, bounds, true, true);
     allGather(links, bounds, false);
   }
@@ -136,6 +137,20 @@ public final class RingAllReduce implements AllReduceAlgorithm {
           links.recvCopy(left, first + g, so, sn);
         }
       }
+    }
+  }
+
+  /**
+   * Announces the all-gather's copies ({@link Links#expectCopy}): they arrive while the reduce-scatter still runs,
+   * as the left neighbour forwards each chunk's segments as soon as they are final.
+   */
+  static void expectGather(Links links, int[] bounds) {
+    int n = links.size();
+    int r = links.rank();
+    int left = mod(r - 1, n);
+    for (int g = 0; g < n - 1; g++) {
+      int c = mod(r - g - 1, n);
+      links.expectCopy(left, n - 1 + g, bounds[c], bounds[c + 1] - bounds[c]);
     }
   }
 

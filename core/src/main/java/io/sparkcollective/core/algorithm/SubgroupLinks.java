@@ -93,6 +93,11 @@ final class SubgroupLinks implements Links {
   }
 
   @Override
+  public void expectCopy(int peer, int step, int off, int n) {
+    group.expectCopy(members[peer], stepBase + step, base + off, n);
+  }
+
+  @Override
   public void stash(int off, int n) {
     group.stash(base + off, n);
   }

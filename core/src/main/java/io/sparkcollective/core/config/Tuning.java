@@ -157,6 +157,12 @@ public final class Tuning {
    */
   public static final long RING_SELECT_INTERVAL_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
 
+  /**
+   * Smallest range of a vector in direct memory that an operation offers for payloads to be read into where they
+   * belong (see {@code transport.PostedReceive}); smaller copies cost less than the offer.
+   */
+  public static final int POSTED_RECEIVE_MIN_BYTES = 64 << 10;
+
   /** Largest message on the wire: a frame of the largest segment (see CollectiveConfig) plus room for a header. */
   public static final int MAX_MESSAGE_BYTES = CollectiveConfig.MAX_SEGMENT_BYTES + 4096;
 

@@ -13,6 +13,7 @@ import io.sparkcollective.core.kernel.Elements;
 import io.sparkcollective.core.kernel.Scratch;
 import io.sparkcollective.core.transport.CallSignature;
 import io.sparkcollective.core.transport.Frame;
+import io.sparkcollective.core.transport.PostedReceive;
 import io.sparkcollective.core.transport.Transport;
 import java.util.concurrent.TimeUnit;
 
@@ -47,6 +48,12 @@ final class OpContext implements Links {
   private long deadlineNanos;
   private int segmentElements;
   private Frame stash;
+  /** Offers of ranges of the vector for payloads from each peer (see expectCopy), first and last of each chain. */
+  private PostedReceive[] offersFirst;
+  private PostedReceive[] offersLast;
+  /** The peers with offers, in the order offered. */
+  private int[] offerPeers;
+  private int offerCount;
   /** A frame for the header of a segment sent from the vector's memory, kept while the transport declines. */
   private Frame header;
   /** Ranges this rank offered to ranks of its process in the current operation (see sendShared). */
@@ -85,6 +92,9 @@ final class OpContext implements Links {
 
   /** Releases what the operation held; safe after a failure (ranges still offered are withdrawn). */
   void end() {
+    if (offerCount > 0) {
+      withdrawOffers();
+    }
     if (stash != null) {
       transport.release(stash);
       stash = null;
@@ -249,7 +259,18 @@ final class OpContext implements Links {
       Links.super.recvCopySend(peer, step, off, n, to, nextStep);
       return;
     }
+    offerOnDemand(peer, step, off, n);
     Frame f = awaitFrame(peer, step);
+    if (f.lender() instanceof PostedReceive) {
+      // The payload is in the vector already: check it, then send the range from there.
+      try {
+        check(f, peer, step, off, n);
+      } finally {
+        transport.release(f);
+      }
+      send(to, nextStep, off, n);
+      return;
+    }
     if (f.shared() != null || f.lender() != null) {
       // Read in place (a range of a rank of this process, or a shared-memory ring's): copy it, then send.
       try {
@@ -281,6 +302,9 @@ final class OpContext implements Links {
    * rank of this process is left to the later roundings: it may be rounded only where no other rank reads it.
    */
   private void receive(int peer, int step, int off, int n, boolean reduce, boolean last) {
+    if (!reduce) {
+      offerOnDemand(peer, step, off, n);
+    }
     int segments = segmentsOf(n);
     for (int k = 0; k < segments; k++) {
       int so = off + k * segmentElements;
@@ -297,6 +321,16 @@ final class OpContext implements Links {
       }
       try {
         check(f, peer, step, so, sn);
+        if (f.lender() instanceof PostedReceive) {
+          if (reduce) {
+            // The vector's values there are gone: only an algorithm announcing the wrong copies gets here.
+            throw new IllegalStateException("rank " + rank + " in " + describeCall() + " #" + seq + ": the segment at "
+                + so + " from " + transport.describe(peer) + " at step " + step + " was to be combined, but was read "
+                + "into the vector as a copy announced for it");
+          }
+          // Read from the socket straight into the vector, where this op offered it (see expectCopy).
+          continue;
+        }
         if (last) {
           elements.reduceFinal(so, sn, f.payload(), op, scratch);
         } else if (reduce) {
@@ -308,6 +342,67 @@ final class OpContext implements Links {
         transport.release(f);
       }
     }
+  }
+
+  /**
+   * The segments of {@code [off, off+n)} from {@code peer} at {@code step} are to be copied into the vector: when
+   * the vector lies in direct memory in the wire's form (and the range is large enough for it to pay), the range
+   * is offered to the transport, one offer per segment chained after this op's earlier offers for that peer, so
+   * that payloads arriving from now on are read from the socket straight into it. Offers last until the op ends.
+   */
+  @Override
+  public void expectCopy(int peer, int step, int off, int n) {
+    if ((long) n * elements.wireElementBytes() < Tuning.POSTED_RECEIVE_MIN_BYTES) {
+      return;
+    }
+    java.nio.ByteBuffer range = elements.wireRange(off, Math.min(n, segmentElements));
+    if (range == null) {
+      return;
+    }
+    PostedReceive first = new PostedReceive(peer, stream, seq, step, off, signature(), range);
+    PostedReceive last = first;
+    for (int done = segmentElements; done < n; done += segmentElements) {
+      last = last.then(new PostedReceive(peer, stream, seq, step, off + done, signature(),
+          elements.wireRange(off + done, Math.min(segmentElements, n - done))));
+    }
+    if (offersFirst == null) {
+      offersFirst = new PostedReceive[size];
+      offersLast = new PostedReceive[size];
+      offerPeers = new int[Math.min(size, 4)];
+    }
+    if (offersFirst[peer] != null) {
+      offersLast[peer].then(first);
+      offersLast[peer] = last;
+      return;
+    }
+    if (!transport.post(first)) {
+      return;
+    }
+    offersFirst[peer] = first;
+    offersLast[peer] = last;
+    if (offerCount == offerPeers.length) {
+      offerPeers = java.util.Arrays.copyOf(offerPeers, offerCount * 2);
+    }
+    offerPeers[offerCount++] = peer;
+  }
+
+  /** A copy the algorithm did not announce ({@link #expectCopy}): offered now, unless ranges of that peer are. */
+  private void offerOnDemand(int peer, int step, int off, int n) {
+    if (offersFirst == null || offersFirst[peer] == null) {
+      expectCopy(peer, step, off, n);
+    }
+  }
+
+  /** Withdraws every offer of the op (see {@link #expectCopy}): nothing writes into the vector afterwards. */
+  private void withdrawOffers() {
+    for (int i = 0; i < offerCount; i++) {
+      int peer = offerPeers[i];
+      PostedReceive first = offersFirst[peer];
+      offersFirst[peer] = null;
+      offersLast[peer] = null;
+      transport.unpost(first);
+    }
+    offerCount = 0;
   }
 
   private void receiveShared(Frame f, int peer, int step, int off, int n, boolean reduce) {

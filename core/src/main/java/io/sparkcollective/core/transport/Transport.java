@@ -97,6 +97,20 @@ public interface Transport extends AutoCloseable {
   }
 
   /**
+   * Offers the memory of {@code posted} and of the offers chained after it for the payloads of the frames they
+   * name (see {@link PostedReceive}) until the caller {@link #unpost}s them, which it must do before it returns;
+   * true if this transport may read payloads there, false if it never does (then nothing need be withdrawn).
+   * False by default.
+   */
+  default boolean post(PostedReceive posted) {
+    return false;
+  }
+
+  /** Ends the offers {@link #post} took: nothing writes into their memory after this returns. */
+  default void unpost(PostedReceive posted) {
+  }
+
+  /**
    * Waits for the frame from {@code peer} on {@code stream} with sequence {@code seq}. The caller owns the
    * returned frame.
    *

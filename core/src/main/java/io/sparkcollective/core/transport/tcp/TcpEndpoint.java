@@ -161,8 +161,11 @@ public final class TcpEndpoint implements AutoCloseable {
     return io != null && io.offersRings() && a != null && onThisHost.computeIfAbsent(a, CallerDrivenIo::onThisHost);
   }
 
-  /** The caller-driven I/O of this endpoint, or null when the event loops move every byte. */
-  CallerDrivenIo callerIo() {
+  /**
+   * The caller-driven I/O of this endpoint (public for its counters: what tests and benchmarks report), or null when
+   * the event loops move every byte.
+   */
+  public CallerDrivenIo callerIo() {
     return io;
   }
 

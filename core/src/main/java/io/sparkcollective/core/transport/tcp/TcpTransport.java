@@ -10,6 +10,7 @@ import io.sparkcollective.core.transport.CallSignature;
 import io.sparkcollective.core.transport.Frame;
 import io.sparkcollective.core.transport.Inbox;
 import io.sparkcollective.core.transport.LinkReceipts;
+import io.sparkcollective.core.transport.PostedReceive;
 import io.sparkcollective.core.transport.Transport;
 import io.sparkcollective.core.transport.tcp.direct.CallerDrivenIo;
 import io.sparkcollective.core.transport.tcp.link.FrameMessage;
@@ -22,6 +23,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.zip.CRC32C;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -70,7 +72,16 @@ public final class TcpTransport implements Transport {
         endpoint.registry().dropped(remoteKey, "DATA", groupId, h.source(), rank);
         return null;
       }
-      return acceptData(h, payloadBytes, lent);
+      return acceptData(h, payloadBytes, lent, null);
+    }
+
+    @Override
+    public Frame accept(String remoteKey, DataHeader h, int payloadBytes, PostedReceive.Reader reader) {
+      if (!speaksFor(remoteKey, h.source())) {
+        endpoint.registry().dropped(remoteKey, "DATA", groupId, h.source(), rank);
+        return null;
+      }
+      return acceptData(h, payloadBytes, false, reader);
     }
 
     @Override
@@ -85,6 +96,8 @@ public final class TcpTransport implements Transport {
       }
     }
   };
+  /** Memory this rank's waiting thread offers for the next payload from each peer (see {@link #post}). */
+  private final AtomicReferenceArray<PostedReceive> posted;
   /** What came from each peer over its connection, and how fast. */
   private final LinkReceipts receipts;
   private volatile boolean closed;
@@ -106,6 +119,7 @@ public final class TcpTransport implements Transport {
     this.peerKeys = peerKeys;
     this.inbox = new Inbox(size, endpoint.clock(), endpoint.pool());
     this.receipts = new LinkReceipts(size);
+    this.posted = new AtomicReferenceArray<>(size);
     this.join = new JoinState(groupName, rank, peerKeys);
     this.checksum = endpoint.config().checksum();
     this.connectionKeys = new String[size];
@@ -441,7 +455,7 @@ public final class TcpTransport implements Transport {
    * skipped). With {@code lent} the frame has no payload memory of its own (the transport lends it the
    * payload).
    */
-  private Frame acceptData(DataHeader h, int n, boolean lent) {
+  private Frame acceptData(DataHeader h, int n, boolean lent, PostedReceive.Reader reader) {
     int source = h.source();
     if (n > endpoint.pool().maxCapacity()) {
       abort(new CollectiveException("rank " + rank + " of group " + groupName + " received a frame of " + n
@@ -449,13 +463,50 @@ public final class TcpTransport implements Transport {
           + " (are segmentBytes settings the same on all ranks?)"));
       return null;
     }
+    PostedReceive first = reader != null ? posted.get(source) : null;
+    if (first != null) {
+      Frame f = endpoint.pool().acquire(0);
+      h.copyTo(f);
+      for (PostedReceive p = first.nextToLookAt(); p != null; p = p.next()) {
+        if (p.matches(f, n)) {
+          if (p.take(reader, f)) {
+            first.tookInChain(p);
+            return f;
+          }
+          break;
+        }
+      }
+      endpoint.pool().release(f);
+    }
     Frame f = endpoint.pool().acquire(lent ? 0 : n);
     h.copyTo(f);
     return f;
   }
 
+  /**
+   * Payloads are read into offered memory only from sockets (the reader says so), never from rings or Netty's
+   * pipelines, and without checksums (as {@link #sendFrom}).
+   */
+  @Override
+  public boolean post(PostedReceive p) {
+    int peer = p.source();
+    // One op's offers per peer at a time (another op of the rank on another tag copies as before).
+    return !checksum && !sameEndpoint[peer] && posted.compareAndSet(peer, null, p);
+  }
+
+  @Override
+  public void unpost(PostedReceive first) {
+    posted.compareAndSet(first.source(), first, null);
+    for (PostedReceive p = first; p != null; p = p.next()) {
+      p.withdraw();
+    }
+  }
+
   /** Checks and queues a frame from {@link #acceptData} once its {@code n} payload bytes are in. */
   private void completeData(Frame f, int n, int flags, int crc, long receiveNanos) {
+    if (f.lender() instanceof PostedReceive) {
+      ((PostedReceive) f.lender()).filled();
+    }
     if ((flags & DataHeader.FLAG_CRC32C) != 0) {
       int actual = crc(f.payload().view(n));
       if (actual != crc) {

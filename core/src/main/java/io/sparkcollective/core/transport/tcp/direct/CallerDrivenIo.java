@@ -95,6 +95,8 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
   private final LongAdder claimedPayloads = new LongAdder();
   private final LongAdder writtenFrom = new LongAdder();
   private final LongAdder spilled = new LongAdder();
+  private final LongAdder readIntoPosted = new LongAdder();
+  private final LongAdder reclaimed = new LongAdder();
   private final LongAdder progressReadies = new LongAdder();
   private final LongAdder emptyReads = new LongAdder();
   private final LongAdder unpolledReads = new LongAdder();
@@ -261,6 +263,26 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
   /** Messages sent from their sender's memory whose rest had to be copied and queued (the socket was full). */
   public long spilled() {
     return spilled.sum();
+  }
+
+  /** A DATA payload is read from the socket into memory its rank offered for it (its vector). */
+  void countReadIntoPosted() {
+    readIntoPosted.increment();
+  }
+
+  /** DATA payloads read from sockets straight into memory their ranks offered, without a copy out of a frame. */
+  public long readIntoPosted() {
+    return readIntoPosted.sum();
+  }
+
+  /** A rank withdrew offered memory while its payload was being read there: the rest went into a frame. */
+  void countReclaimed() {
+    reclaimed.increment();
+  }
+
+  /** Payloads moved out of offered memory part-read, because their rank withdrew the offer (it failed meanwhile). */
+  public long reclaimed() {
+    return reclaimed.sum();
   }
 
   void forget(DirectLink link) {

@@ -8,6 +8,7 @@ import io.sparkcollective.core.auth.MessageSealer;
 import io.sparkcollective.core.config.Tuning;
 import io.sparkcollective.core.kernel.WireBuffer;
 import io.sparkcollective.core.transport.Frame;
+import io.sparkcollective.core.transport.PostedReceive;
 import io.sparkcollective.core.transport.tcp.link.FrameMessage;
 import io.sparkcollective.core.transport.tcp.link.Link;
 import io.sparkcollective.core.transport.tcp.link.LinkKeys;
@@ -49,7 +50,7 @@ import org.slf4j.LoggerFactory;
  * <p>Lock order: the read lock may be held while writing (a frame's delivery can fail the group, which tells
  * the peers); the write lock is never held while taking the read lock.
  */
-final class DirectLink implements Link, Frame.Lender {
+final class DirectLink implements Link, Frame.Lender, PostedReceive.Reader {
   private static final Logger LOG = LoggerFactory.getLogger(DirectLink.class);
   /** Reads per call before the driver moves on to other connections. */
   private static final int READS_PER_TURN = Tuning.READS_PER_TURN;
@@ -581,6 +582,14 @@ final class DirectLink implements Link, Frame.Lender {
     }
     if (problem != null) {
       fail(problem);
+    }
+  }
+
+  /** A waiting rank withdraws memory it offered for a payload this connection may be reading into it. */
+  @Override
+  public void reclaim(PostedReceive posted) {
+    synchronized (readLock) {
+      reader.reclaim(posted);
     }
   }
 

@@ -6,6 +6,7 @@ import io.netty.buffer.Unpooled;
 import io.sparkcollective.core.auth.MessageSealer;
 import io.sparkcollective.core.config.Tuning;
 import io.sparkcollective.core.transport.Frame;
+import io.sparkcollective.core.transport.PostedReceive;
 import io.sparkcollective.core.transport.tcp.link.MessageDispatcher;
 import io.sparkcollective.core.transport.tcp.link.MessageTags;
 import io.sparkcollective.core.transport.tcp.link.PeerText;
@@ -320,9 +321,14 @@ final class DirectReader implements SharedMemoryRing.RecordSink {
   private String beginBody(ByteBuffer in, int start, int n, boolean lent) {
     DataHeader h = header.read(in, start);
     Receiver r = io.inbound().receiver(remoteKey, h.group(), h.dest());
-    Frame f = r != null ? r.accept(remoteKey, h, n, lent) : null;
+    // A payload read from the socket may go straight into memory the waiting rank offered (not a sealed one: its
+    // tag is read with it, into the frame's tailroom).
+    Frame f = r == null ? null : lent || sealsData ? r.accept(remoteKey, h, n, lent) : r.accept(remoteKey, h, n, owner);
     if (f != null) {
       r.arrivedThrough(h.source(), owner);
+      if (f.lender() instanceof PostedReceive) {
+        io.countReadIntoPosted();
+      }
     }
     bodyFor = f != null ? r : null;
     bodyDropped = false;
@@ -421,6 +427,28 @@ final class DirectReader implements SharedMemoryRing.RecordSink {
       ring = null;
       io.ringClosed(owner);
     }
+  }
+
+  /**
+   * The rank that offered {@code posted} withdraws it: a payload still being read there moves, with what was read
+   * of it so far, into a pooled frame, where the rest is read (under the read lock).
+   */
+  void reclaim(PostedReceive posted) {
+    Frame lent = body;
+    if (lent == null || lent.lender() != posted) {
+      return;
+    }
+    Frame own = io.pool().acquire(bodyBytes);
+    own.header(lent.kind(), lent.stream(), lent.seq(), lent.step(), lent.source(), lent.dtype(), lent.op(),
+        lent.root(), lent.algorithm(), lent.count(), lent.offset());
+    int start = lent.payload().start();
+    int read = bodyView.position() - start;
+    ByteBuffer to = own.payload().view(bodyBytes);
+    to.put(0, bodyView, start, read).position(read);
+    io.pool().release(lent);
+    body = own;
+    bodyView = to;
+    io.countReclaimed();
   }
 
   /** Frees a frame whose delivery closed the connection mid-way (its group failed and told its peers). */

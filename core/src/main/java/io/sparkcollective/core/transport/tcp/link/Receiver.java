@@ -1,6 +1,7 @@
 package io.sparkcollective.core.transport.tcp.link;
 
 import io.sparkcollective.core.transport.Frame;
+import io.sparkcollective.core.transport.PostedReceive;
 import io.sparkcollective.core.transport.tcp.protocol.DataHeader;
 
 /**
@@ -17,6 +18,15 @@ public interface Receiver {
    * no payload memory of its own: the link lends it some.
    */
   Frame accept(String remoteKey, DataHeader h, int payloadBytes, boolean lent);
+
+  /**
+   * {@link #accept} for a payload that {@code reader} reads from a socket into the frame's memory, whichever it
+   * is: the frame may be lent memory a waiting rank offered for it ({@link PostedReceive}), which the reader gives
+   * up when that rank {@link PostedReceive.Reader#reclaim reclaims} it.
+   */
+  default Frame accept(String remoteKey, DataHeader h, int payloadBytes, PostedReceive.Reader reader) {
+    return accept(remoteKey, h, payloadBytes, false);
+  }
 
   /**
    * The frame from {@link #accept} holds its {@code payloadBytes} now: check ({@code flags}, {@code crc}), queue.
