@@ -374,10 +374,7 @@ public final class TcpTransport implements Transport {
     try {
       endpoint.write(connectionKeys[peer], peerKeys[peer], peerAddresses[peer], message);
     } catch (CollectiveException e) {
-      PeerLostException lost = new PeerLostException(peer, "rank " + rank + " of group " + groupName
-          + " cannot send to " + describe(peer) + ": " + e.getMessage(), e);
-      abort(lost);
-      throw lost;
+      throw lostSending(peer, e);
     }
   }
 
@@ -413,10 +410,7 @@ public final class TcpTransport implements Transport {
         return false;
       }
     } catch (CollectiveException e) {
-      PeerLostException lost = new PeerLostException(peer, "rank " + rank + " of group " + groupName
-          + " cannot send to " + describe(peer) + ": " + e.getMessage(), e);
-      abort(lost);
-      throw lost;
+      throw lostSending(peer, e);
     }
     return true;
   }
@@ -427,13 +421,18 @@ public final class TcpTransport implements Transport {
       DataHeader.write(link.claimed(), frame, rank, peer, groupId, 0, 0, n);
       link.publishClaimed();
     } catch (CollectiveException e) {
-      PeerLostException lost = new PeerLostException(peer, "rank " + rank + " of group " + groupName
-          + " cannot send to " + describe(peer) + ": " + e.getMessage(), e);
-      abort(lost);
-      throw lost;
+      throw lostSending(peer, e);
     } finally {
       endpoint.pool().release(frame);
     }
+  }
+
+  /** A send to {@code peer} failed with {@code e}: fails this rank with the lost peer; returns that failure. */
+  private PeerLostException lostSending(int peer, CollectiveException e) {
+    PeerLostException lost = new PeerLostException(peer, "rank " + rank + " of group " + groupName
+        + " cannot send to " + describe(peer) + ": " + e.getMessage(), e);
+    abort(lost);
+    return lost;
   }
 
   private static int crc(ByteBuffer b) {
