@@ -37,6 +37,7 @@ public final class BroadcastAlgorithms {
       links.send(next, 0, 0, len);
       return;
     }
+    links.expectCopy(prev, 0, 0, len);
     int seg = links.segmentElements();
     int segments = links.segmentsOf(len);
     for (int k = 0; k < segments; k++) {

@@ -14,6 +14,7 @@ public final class RingCollectives {
   /** Each rank's block {@code rank} of {@code bounds} must be in place; on return all blocks are. */
   public static void allGather(Links links, int[] bounds) {
     if (links.size() > 1) {
+      RingAllReduce.expectGather(links, bounds);
       RingAllReduce.allGather(links, bounds, true);
     }
   }

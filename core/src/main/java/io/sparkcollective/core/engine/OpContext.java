@@ -51,6 +51,10 @@ final class OpContext implements Links {
   /** Offers of ranges of the vector for payloads from each peer (see expectCopy), first and last of each chain. */
   private PostedReceive[] offersFirst;
   private PostedReceive[] offersLast;
+  /** Peers whose copies in this op the algorithm announced (see expectCopy), or null before any. */
+  private boolean[] announced;
+  private int[] announcedPeers;
+  private int announcedCount;
   /** The peers with offers, in the order offered. */
   private int[] offerPeers;
   private int offerCount;
@@ -92,9 +96,7 @@ final class OpContext implements Links {
 
   /** Releases what the operation held; safe after a failure (ranges still offered are withdrawn). */
   void end() {
-    if (offerCount > 0) {
-      withdrawOffers();
-    }
+    withdrawOffers();
     if (stash != null) {
       transport.release(stash);
       stash = null;
@@ -352,6 +354,22 @@ final class OpContext implements Links {
    */
   @Override
   public void expectCopy(int peer, int step, int off, int n) {
+    if (announced == null) {
+      announced = new boolean[size];
+      announcedPeers = new int[Math.min(size, 4)];
+    }
+    if (!announced[peer]) {
+      announced[peer] = true;
+      if (announcedCount == announcedPeers.length) {
+        announcedPeers = java.util.Arrays.copyOf(announcedPeers, announcedCount * 2);
+      }
+      announcedPeers[announcedCount++] = peer;
+    }
+    offer(peer, step, off, n);
+  }
+
+  /** Offers {@code [off, off+n)} for the payloads from {@code peer} at {@code step} (see {@link #expectCopy}). */
+  private void offer(int peer, int step, int off, int n) {
     if ((long) n * elements.wireElementBytes() < Tuning.POSTED_RECEIVE_MIN_BYTES) {
       return;
     }
@@ -386,10 +404,13 @@ final class OpContext implements Links {
     offerPeers[offerCount++] = peer;
   }
 
-  /** A copy the algorithm did not announce ({@link #expectCopy}): offered now, unless ranges of that peer are. */
+  /**
+   * A copy about to be waited for: offered now, unless the algorithm announced this op's copies from that peer
+   * ({@link #expectCopy}; then this one was offered already).
+   */
   private void offerOnDemand(int peer, int step, int off, int n) {
-    if (offersFirst == null || offersFirst[peer] == null) {
-      expectCopy(peer, step, off, n);
+    if (announced == null || !announced[peer]) {
+      offer(peer, step, off, n);
     }
   }
 
@@ -403,6 +424,10 @@ final class OpContext implements Links {
       transport.unpost(first);
     }
     offerCount = 0;
+    for (int i = 0; i < announcedCount; i++) {
+      announced[announcedPeers[i]] = false;
+    }
+    announcedCount = 0;
   }
 
   private void receiveShared(Frame f, int peer, int step, int off, int n, boolean reduce) {

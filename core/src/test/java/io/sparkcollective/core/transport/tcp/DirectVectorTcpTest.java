@@ -180,6 +180,59 @@ class DirectVectorTcpTest {
   }
 
   /**
+   * A broadcast's chain announces its copies: three ranks wait in a 16 MiB broadcast before rank 0 sends, and all
+   * 32 segments are read into each other rank's vector (without the announcement each segment is offered only
+   * when waited for, and those that came before went to frames). An all-gather, which announces its copies the
+   * same way, gives every block exactly.
+   */
+  @Test
+  void shouldReadBroadcastPayloadsIntoTheVector() throws Exception {
+    int n = 1 << 22;
+    int block = 1 << 20;
+    try (TcpCluster cluster = new TcpCluster(3, TCP)) {
+      List<Communicator> comms = cluster.group("announced-copies");
+      long[] before = counts(cluster, CallerDrivenIo::readIntoPosted);
+      GroupHarness.run(comms, Duration.ofSeconds(90), comm -> {
+        int r = comm.rank();
+        ByteBuffer b = direct(n);
+        for (int i = 0; i < n; i++) {
+          put(b, i, r == 0 ? i % 4099 : -1);
+        }
+        comm.barrier(CollectiveOptions.DEFAULT);
+        if (r == 0) {
+          Thread.sleep(200);
+        }
+        comm.broadcast(DataBuffer.of(b, DType.F32), 0, CollectiveOptions.DEFAULT);
+        for (int i = 0; i < n; i++) {
+          assertEquals(i % 4099, get(b, i), "broadcast at " + i);
+        }
+        return null;
+      });
+      long[] after = counts(cluster, CallerDrivenIo::readIntoPosted);
+      assertEquals(0, after[0] - before[0], "payloads read into the root's vector");
+      for (int e = 1; e < 3; e++) {
+        assertEquals(32, after[e] - before[e], "payloads read into rank " + e + "'s vector");
+      }
+      GroupHarness.run(comms, Duration.ofSeconds(90), comm -> {
+        int r = comm.rank();
+        ByteBuffer mine = direct(block);
+        ByteBuffer all = direct(3 * block);
+        for (int i = 0; i < block; i++) {
+          put(mine, i, r * 10_000f + i % 997);
+        }
+        comm.allGather(DataBuffer.of(mine, DType.F32), DataBuffer.of(all, DType.F32), CollectiveOptions.DEFAULT);
+        for (int k = 0; k < 3; k++) {
+          for (int i = 0; i < block; i++) {
+            assertEquals(k * 10_000f + i % 997, get(all, k * block + i), "all-gather, rank " + k + " at " + i);
+          }
+        }
+        return null;
+      });
+      GroupHarness.closeAll(comms);
+    }
+  }
+
+  /**
    * The receiver's call times out while the payload it waits for trickles in (socket buffers of 8 KiB: a window
    * under one TCP segment, a few KiB per 100 ms on loopback). Once the call has failed, its vector does not
    * change any more: the part-read payload moved into a frame of the endpoint's (leaving the offered memory with
