@@ -148,8 +148,8 @@ def main():
     conf.set("spark.driver.extraJavaOptions",
              conf.get("spark.driver.extraJavaOptions") + " -Dorg.slf4j.simpleLogger.defaultLogLevel=warn")
     if args.staged_kernels:
-        # The same-run baseline of the engine's in-place kernels for vectors outside the heap (README "Vectors in
-        # direct buffers"): the executors combine such vectors through scratch arrays instead.
+        # The same-run baseline of the engine's in-place kernels for vectors outside the heap (benchmarks/README.md
+        # "Vectors in direct buffers"): the executors combine such vectors through scratch arrays instead.
         conf.set("spark.executor.extraJavaOptions",
                  (conf.get("spark.executor.extraJavaOptions", "") or "") + " -Dio.sparkcollective.kernels.staged=true")
     for kv in args.conf:

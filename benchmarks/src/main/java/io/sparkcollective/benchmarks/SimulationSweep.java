@@ -19,10 +19,10 @@ import java.util.Map;
 
 /**
  * The library's algorithms on a simulated network over a grid of group sizes, message sizes, ranks per host
- * and link profiles (README "Scale on a simulated network"): the predicted time and busbw of every algorithm,
- * what AUTO picks (with the link rate unknown, as shipped, and told it through {@code algorithm.linkMbps}),
- * and how far each pick is from the best. Writes {@code simulation.md}, {@code simulation.csv} and charts into
- * {@code --out}.
+ * and link profiles (benchmarks/README.md "Scale on a simulated network"): the predicted time and busbw of
+ * every algorithm, what AUTO picks (with the link rate unknown, as shipped, and told it through
+ * {@code algorithm.linkMbps}), and how far each pick is from the best. Writes {@code simulation.md},
+ * {@code simulation.csv} and charts into {@code --out}.
  *
  * <pre>
  * java -cp benchmarks/target/benchmarks.jar io.sparkcollective.benchmarks.SimulationSweep \

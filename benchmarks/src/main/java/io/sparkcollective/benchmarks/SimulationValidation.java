@@ -20,8 +20,8 @@ import java.util.Map;
 import java.util.function.DoubleFunction;
 
 /**
- * The simulator's predictions against measured all-reduce times (README "Scale on a simulated network"): for
- * every group size of a measurement folder, every algorithm measured forced ({@code ours-RING.txt},
+ * The simulator's predictions against measured all-reduce times (benchmarks/README.md "Scale on a simulated
+ * network"): for every group size of a measurement folder, every algorithm measured forced ({@code ours-RING.txt},
  * {@code ours-HALVING_DOUBLING.txt}, {@code ours-DIRECT.txt}, {@code ours-RECURSIVE_DOUBLING.txt}, the tables
  * TcpSweepWorker prints) and AUTO
  * ({@code ours-f32.txt}; later rounds of the same sitting as {@code ours-RING.2.txt} and so on, of which each

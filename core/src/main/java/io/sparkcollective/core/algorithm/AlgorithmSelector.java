@@ -26,8 +26,9 @@ import io.sparkcollective.core.config.Tuning;
  * blocks of consecutive ranks, and HIERARCHICAL over each of the first four when processes hold several ranks. The
  * fixed table cannot follow the group size: at 256 ranks on 10 Gbit/s links HALVING_DOUBLING beats RING up
  * to 64 MiB (the ring's 2(N-1) latencies), at 16 ranks DIRECT beats it for small messages, at 100 ranks RING
- * loses to it up to 1 MiB (see README "Scale on a simulated network", where the simulator judges both). RING
- * is preferred to HALVING_DOUBLING predicted faster by less than {@link Tuning#MODEL_RING_PREFERENCE}.
+ * loses to it up to 1 MiB (see benchmarks/README.md "Scale on a simulated network", where the simulator judges
+ * both). RING is preferred to HALVING_DOUBLING predicted faster by less than
+ * {@link Tuning#MODEL_RING_PREFERENCE}.
  * Choices are kept per size class (a quarter of an octave) and placement, so a call costs a table look-up.
  */
 public final class AlgorithmSelector {

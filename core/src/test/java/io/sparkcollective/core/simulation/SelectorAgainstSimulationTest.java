@@ -14,9 +14,10 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * AUTO told the link against the simulated best: on a grid of link profiles, ranks per host, group sizes and
- * message sizes, the algorithm AUTO picks is within 10% of the fastest simulated candidate (README "Scale on a
- * simulated network" has the full grid up to 1024 ranks and 1 GiB). The table AUTO follows with the link
- * unknown misses by up to 47x on the same grid (checked here too, so the comparison can fail).
+ * message sizes, the algorithm AUTO picks is within 10% of the fastest simulated candidate
+ * (benchmarks/README.md "Scale on a simulated network" has the full grid up to 1024 ranks and 1 GiB). The table
+ * AUTO follows with the link unknown misses by up to 47x on the same grid (checked here too, so the comparison
+ * can fail).
  */
 @Timeout(300)
 class SelectorAgainstSimulationTest {
