@@ -43,8 +43,8 @@ import javax.crypto.spec.SecretKeySpec;
  * Messages must come in exactly this order; anything else ends the handshake.
  */
 public final class SecretHandshake {
-  /** Protocol version spoken by this build. */
-  public static final int VERSION = 3;
+  /** Protocol version spoken by this build (4: reductions' bfloat16 payloads in pairs of values, Bf16Pairs). */
+  public static final int VERSION = 4;
   public static final int NONCE_BYTES = 32;
   public static final int MAC_BYTES = 32;
   /** Longest endpoint name in a HELLO ({@code host:port}). */

@@ -914,6 +914,57 @@ public abstract class Elements {
       return t;
     }
 
+    /**
+     * A bfloat16 segment's words ({@link Bf16Pairs}), moved out in bulk into a scratch array; its odd last value
+     * in {@link #lastWire}.
+     */
+    private int[] wireWords(WireBuffer w, int n) {
+      int h = Bf16Pairs.words(n);
+      int[] t = scratch.segmentInts(0, h);
+      java.nio.IntBuffer in = w.ints();
+      in.clear().position(w.start() / Integer.BYTES);
+      in.get(t, 0, h);
+      lastWire = (n & 1) != 0 ? w.shorts().get(w.start() / Short.BYTES + 2 * h) : 0;
+      return t;
+    }
+
+    /** The odd last value of the segment {@link #wireWords} moved out last. */
+    private short lastWire;
+
+    /**
+     * An array indexed like the vector ({@code base + element}) into which received bfloat16 values are widened,
+     * so that the sum over them vectorises; null where the vector is too long to keep one (then element by element).
+     */
+    private float[] widened() {
+      return base + length <= scratch.alignedMax() ? scratch.alignedFloats(base + length) : null;
+    }
+
+    /**
+     * {@code [from, from+m)} of the segment at {@code off} of {@code n} elements summed from its words: the inputs
+     * rounded first ({@code inputs}), the sums rounded after ({@code round}).
+     */
+    private void sumWords(int[] words, int off, int n, int from, int m, float[] in, boolean inputs, boolean round) {
+      int p = base + from;
+      if (inputs) {
+        Bf16Pairs.round(array, p, m);
+      }
+      if (!Bf16Pairs.addUnpacked(words, lastWire, off, n, from, m, array, base)) {
+        if (in != null) {
+          Bf16Pairs.unpack(words, lastWire, off, n, from, m, in, base);
+          Kernels.reduce(array, in, p, m, ReduceOp.SUM);
+        } else {
+          float[] t = scratch.segmentFloats(1, m);
+          Bf16Pairs.unpack(words, lastWire, off, n, from, m, t, -from);
+          for (int j = 0; j < m; j++) {
+            array[p + j] += t[j];
+          }
+        }
+      }
+      if (round) {
+        Bf16Pairs.round(array, p, m);
+      }
+    }
+
     /** {@code array[base + from + i] = wide(in[at + i])} for i in [0, n). */
     private void widen(short[] in, int at, int from, int n) {
       if (f16) {
@@ -944,13 +995,13 @@ public abstract class Elements {
           }
         }
       }
+      if (!f16) {
+        writeBf16(off, n, w);
+        return;
+      }
       // Narrowed in a heap array, then moved to the frame in bulk (element-wise puts into a direct buffer are slow).
       short[] t = scratch.segmentShorts(n);
-      if (f16) {
-        HalfFloats.toF16(array, base + off, t, n);
-      } else {
-        HalfFloats.toBf16(array, base + off, t, n);
-      }
+      HalfFloats.toF16(array, base + off, t, n);
       if (tiles.tracking() && n > 0) {
         for (int k = tiles.first(off); k <= tiles.last(off, n); k++) {
           if (tiles.dirty(k)) {
@@ -966,9 +1017,37 @@ public abstract class Elements {
       w.size(n * Short.BYTES);
     }
 
+    /** {@link #write} for the bfloat16 wire: the segment narrowed into words ({@link Bf16Pairs}). */
+    private void writeBf16(int off, int n, WireBuffer w) {
+      int h = Bf16Pairs.words(n);
+      int[] t = scratch.segmentInts(0, h);
+      Bf16Pairs.narrow(array, base + off, h, t);
+      short last = (n & 1) != 0 ? HalfFloats.floatToBf16(array[base + off + 2 * h]) : 0;
+      if (tiles.tracking() && n > 0) {
+        for (int k = tiles.first(off); k <= tiles.last(off, n); k++) {
+          if (tiles.dirty(k)) {
+            int from = Math.max(off, tiles.start(k));
+            Bf16Pairs.unpack(t, last, off, n, from, Math.min(off + n, tiles.end(k)) - from, array, base);
+          }
+        }
+        tiles.setDirty(off, n, false);
+      }
+      java.nio.IntBuffer out = w.ints();
+      out.clear().position(w.start() / Integer.BYTES);
+      out.put(t, 0, h);
+      if ((n & 1) != 0) {
+        w.shorts().put(w.start() / Short.BYTES + 2 * h, last);
+      }
+      w.size(n * Short.BYTES);
+    }
+
     @Override
     public void read(int off, int n, WireBuffer w) {
-      widen(wireValues(w, n), 0, off, n);
+      if (f16) {
+        widen(wireValues(w, n), 0, off, n);
+      } else {
+        Bf16Pairs.unpack(wireWords(w, n), lastWire, off, n, off, n, array, base);
+      }
       tiles.settle(off, n);
     }
 
@@ -982,22 +1061,12 @@ public abstract class Elements {
      * whole has its inputs rounded in the same pass; with {@code last} the sums are rounded in it too.
      */
     private void sumBf16(int off, int n, WireBuffer w, boolean last) {
-      short[] in = wireValues(w, n);
+      int[] words = wireWords(w, n);
+      float[] in = widened();
       for (int k = tiles.first(off); k <= tiles.last(off, n); k++) {
         int from = Math.max(off, tiles.start(k));
         int m = Math.min(off + n, tiles.end(k)) - from;
-        boolean inputs = roundsInPass(k, off, n);
-        if (last) {
-          if (inputs) {
-            HalfFloats.addBf16RoundingThenRound(in, from - off, array, base + from, m);
-          } else {
-            HalfFloats.addBf16ThenRound(in, from - off, array, base + from, m);
-          }
-        } else if (inputs) {
-          HalfFloats.addBf16Rounding(in, from - off, array, base + from, m);
-        } else {
-          HalfFloats.addBf16At(in, from - off, array, base + from, m);
-        }
+        sumWords(words, off, n, from, m, in, roundsInPass(k, off, n), last);
       }
       tiles.setDirty(off, n, true);
     }
@@ -1014,18 +1083,17 @@ public abstract class Elements {
         if (f16) {
           HalfFloats.addF16(wireValues(w, n), array, base + off, n);
         } else {
-          HalfFloats.addBf16At(wireValues(w, n), 0, array, base + off, n);
+          sumWords(wireWords(w, n), off, n, off, n, widened(), false, false);
         }
         return;
       }
       float[] acc = scratch.segmentFloats(0, n);
       float[] in = scratch.segmentFloats(1, n);
       System.arraycopy(array, base + off, acc, 0, n);
-      short[] wire = wireValues(w, n);
       if (f16) {
-        HalfFloats.fromF16At(wire, 0, in, 0, n);
+        HalfFloats.fromF16At(wireValues(w, n), 0, in, 0, n);
       } else {
-        HalfFloats.fromBf16At(wire, 0, in, 0, n);
+        Bf16Pairs.unpack(wireWords(w, n), lastWire, off, n, off, n, in, -off);
       }
       Kernels.reduce(acc, in, n, op);
       System.arraycopy(acc, 0, array, base + off, n);

@@ -52,6 +52,8 @@ public final class HalfFloats {
   private static MethodHandle vectorAddBf16RoundingThenRound;
   private static MethodHandle vectorFromF16;
   private static MethodHandle vectorAddF16;
+  /** HalfVectors.addBf16Words: {@code (int[] w, int k, int high, float[] a, int from, int n) -> elements done}. */
+  private static MethodHandle vectorAddBf16Words;
 
   static {
     if (VECTORS) {
@@ -72,6 +74,8 @@ public final class HalfFloats {
         vectorAddBf16RoundingThenRound = lookup.findStatic(HalfVectors.class, "addBf16RoundingThenRound", widen);
         vectorFromF16 = lookup.findStatic(HalfVectors.class, "fromF16At", widen);
         vectorAddF16 = lookup.findStatic(HalfVectors.class, "addF16", widen);
+        vectorAddBf16Words = lookup.findStatic(HalfVectors.class, "addBf16Words", MethodType.methodType(int.class,
+            int[].class, int.class, int.class, float[].class, int.class, int.class));
       } catch (ReflectiveOperationException e) {
         throw new ExceptionInInitializerError(e);
       }
@@ -349,6 +353,29 @@ public final class HalfFloats {
     } catch (Throwable e) {
       throw new IllegalStateException(e);
     }
+  }
+
+  /**
+   * {@code a[from + i] += } the low ({@code high} false) or high half of {@code w[k + i]} as a float, for i in
+   * [0, n): the bfloat16 wire's words ({@link Bf16Pairs}) summed in, in one pass, where the Vector API is here
+   * ({@link #VECTORS}); false otherwise (the caller widens, then sums).
+   */
+  static boolean addBf16Words(int[] w, int k, boolean high, float[] a, int from, int n) {
+    if (!VECTORS) {
+      return false;
+    }
+    int i;
+    try {
+      i = (int) vectorAddBf16Words.invokeExact(w, k, high ? 1 : 0, a, from, n);
+    } catch (RuntimeException | Error e) {
+      throw e;
+    } catch (Throwable e) {
+      throw new IllegalStateException(e);
+    }
+    for (; i < n; i++) {
+      a[from + i] += Float.intBitsToFloat(high ? w[k + i] & 0xFFFF0000 : w[k + i] << 16);
+    }
+    return true;
   }
 
   private static int widen(MethodHandle kernel, short[] in, int at, float[] a, int from, int n) {

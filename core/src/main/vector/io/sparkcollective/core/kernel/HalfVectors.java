@@ -125,6 +125,18 @@ final class HalfVectors {
     return i;
   }
 
+  // The bfloat16 wire's words (Bf16Pairs): one half of each word, shifted or masked into place, summed in.
+
+  static int addBf16Words(int[] w, int k, int high, float[] a, int from, int n) {
+    int i = 0;
+    for (; i <= n - LANES; i += LANES) {
+      IntVector v = IntVector.fromArray(I, w, k + i);
+      IntVector bits = high != 0 ? v.and(0xFFFF0000) : v.lanewise(VectorOperators.LSHL, 16);
+      FloatVector.fromArray(F, a, from + i).add(bits.reinterpretAsFloats()).intoArray(a, from + i);
+    }
+    return i;
+  }
+
   // binary16 bits of float bits: normal values rebiased with the 13 dropped bits rounded to nearest even (a carry
   // may reach the exponent); below 2^-14 float addition rounds the value to a multiple of 2^-24; from 65520 on,
   // infinity; a NaN keeps its top payload bits with the quiet bit set. (roundToF16 then widens back, below.)
