@@ -3,6 +3,7 @@ package io.sparkcollective.benchmarks;
 import io.sparkcollective.core.api.DType;
 import io.sparkcollective.core.api.DataBuffer;
 import io.sparkcollective.core.api.ReduceOp;
+import io.sparkcollective.core.kernel.Bf16Pairs;
 import io.sparkcollective.core.kernel.Elements;
 import io.sparkcollective.core.kernel.HalfFloats;
 import io.sparkcollective.core.kernel.Kernels;
@@ -74,6 +75,7 @@ public class KernelBenchmark {
   private ByteBuffer bf16;
   private final Scratch f16Scratch = new Scratch();
   private short[] halves;
+  private int[] pairs;
   private Elements f16Source;
   private WireBuffer f16Wire;
 
@@ -103,6 +105,7 @@ public class KernelBenchmark {
       bf16.putShort(2 * i, HalfFloats.floatToBf16(b[i]));
     }
     halves = new short[floats];
+    pairs = new int[floats / 2];
     HalfFloats.toF16(b, 0, halves, floats);
     // F16 data on its default 16-bit wire: staged once here (its own working array), then moved by segments.
     f16Source = Elements.openReduce(DataBuffer.of(f16, DType.F16), null, f16Scratch, 0);
@@ -217,6 +220,19 @@ public class KernelBenchmark {
   @Benchmark
   public float[] widenFromBf16() {
     HalfFloats.fromBf16At(halves, 0, a, 0, floats);
+    return a;
+  }
+
+  /** The bfloat16 wire's kernels ({@link Bf16Pairs}: two values per 32-bit word), {@code floats} elements each. */
+  @Benchmark
+  public int[] narrowToBf16Pairs() {
+    Bf16Pairs.narrow(b, 0, floats / 2, pairs);
+    return pairs;
+  }
+
+  @Benchmark
+  public float[] widenFromBf16Pairs() {
+    Bf16Pairs.unpack(pairs, (short) 0, 0, floats, 0, floats, a, 0);
     return a;
   }
 

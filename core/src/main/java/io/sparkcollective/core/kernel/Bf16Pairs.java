@@ -23,7 +23,7 @@ import java.lang.reflect.Field;
  * <p>Rounding is {@link HalfFloats#floatToBf16}'s, bit for bit: to nearest even, a NaN keeping its top bits with
  * the quiet bit set.
  */
-final class Bf16Pairs {
+public final class Bf16Pairs {
   /** Offsets of element 0 of a float and of an int array, for {@code sun.misc.Unsafe}'s array accessors. */
   private static final long FLOATS;
   private static final long INTS;
@@ -69,7 +69,7 @@ final class Bf16Pairs {
   private Bf16Pairs() {}
 
   /** Words of a segment of {@code n} elements (the last element of an odd count travels after them). */
-  static int words(int n) {
+  public static int words(int n) {
     return n >>> 1;
   }
 
@@ -83,7 +83,7 @@ final class Bf16Pairs {
   }
 
   /** {@code w[j] = rounded(a[p + j]) >>> 16 | rounded(a[p + h + j])} for j in [0, h). */
-  static void narrow(float[] a, int p, int h, int[] w) {
+  public static void narrow(float[] a, int p, int h, int[] w) {
     if (!LANES) {
       for (int j = 0; j < h; j++) {
         w[j] = rounded(Float.floatToRawIntBits(a[p + j])) >>> 16 | rounded(Float.floatToRawIntBits(a[p + h + j]));
@@ -179,7 +179,7 @@ final class Bf16Pairs {
    * Elements {@code [from, from+len)} of a segment that starts at element {@code off} and has {@code n} elements,
    * its words {@code w} and its odd last value {@code last}, widened into {@code dst[shift + e]} for each element e.
    */
-  static void unpack(int[] w, short last, int off, int n, int from, int len, float[] dst, int shift) {
+  public static void unpack(int[] w, short last, int off, int n, int from, int len, float[] dst, int shift) {
     int h = words(n);
     int end = from + len;
     int loEnd = Math.min(end, off + h);

@@ -1125,7 +1125,7 @@ public abstract class Elements {
       if (f16) {
         HalfFloats.roundToF16(array, base + off, n);
       } else {
-        HalfFloats.roundToBf16(array, base + off, n);
+        Bf16Pairs.round(array, base + off, n);
       }
     }
 
