@@ -3,7 +3,6 @@ package io.sparkcollective.core.kernel;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
-import java.lang.reflect.Field;
 
 /**
  * The bfloat16 wire of reductions, laid out so that converting it takes only 32-bit lane operations. A segment
@@ -39,12 +38,10 @@ public final class Bf16Pairs {
     long floats = 0;
     long ints = 0;
     boolean lanes = false;
-    if (OffHeapKernels.AVAILABLE) {
+    Object unsafe = OffHeapKernels.UNSAFE;
+    if (unsafe != null) {
       try {
-        Class<?> type = Class.forName("sun.misc.Unsafe");
-        Field f = type.getDeclaredField("theUnsafe");
-        f.setAccessible(true);
-        Object unsafe = f.get(null);
+        Class<?> type = unsafe.getClass();
         MethodHandles.Lookup lookup = MethodHandles.lookup();
         get = lookup.findVirtual(type, "getInt", MethodType.methodType(int.class, Object.class, long.class))
             .bindTo(unsafe);
@@ -147,6 +144,35 @@ public final class Bf16Pairs {
       }
     } catch (Throwable e) {
       throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * Elements {@code [from, from+m)} of a segment (as for {@link #unpack}) summed into {@code a[shift + e]}: with
+   * {@code inputs}, {@code a}'s own values rounded to bfloat16 first; with {@code round}, the sums rounded after.
+   * The received values are summed in one pass where the Vector API is here; otherwise they are widened first,
+   * into {@code in} (indexed like {@code a}, so that the sum vectorises) or, where that is null, into
+   * {@code staging} (at least {@code m} floats, then summed element by element).
+   */
+  static void sum(int[] w, short last, int off, int n, int from, int m, float[] a, int shift, float[] in,
+      float[] staging, boolean inputs, boolean round) {
+    int p = shift + from;
+    if (inputs) {
+      round(a, p, m);
+    }
+    if (!addUnpacked(w, last, off, n, from, m, a, shift)) {
+      if (in != null) {
+        unpack(w, last, off, n, from, m, in, shift);
+        Kernels.reduce(a, in, p, m, io.sparkcollective.core.api.ReduceOp.SUM);
+      } else {
+        unpack(w, last, off, n, from, m, staging, -from);
+        for (int j = 0; j < m; j++) {
+          a[p + j] += staging[j];
+        }
+      }
+    }
+    if (round) {
+      round(a, p, m);
     }
   }
 

@@ -944,34 +944,13 @@ public abstract class Elements {
      * rounded first ({@code inputs}), the sums rounded after ({@code round}).
      */
     private void sumWords(int[] words, int off, int n, int from, int m, float[] in, boolean inputs, boolean round) {
-      int p = base + from;
-      if (inputs) {
-        Bf16Pairs.round(array, p, m);
-      }
-      if (!Bf16Pairs.addUnpacked(words, lastWire, off, n, from, m, array, base)) {
-        if (in != null) {
-          Bf16Pairs.unpack(words, lastWire, off, n, from, m, in, base);
-          Kernels.reduce(array, in, p, m, ReduceOp.SUM);
-        } else {
-          float[] t = scratch.segmentFloats(1, m);
-          Bf16Pairs.unpack(words, lastWire, off, n, from, m, t, -from);
-          for (int j = 0; j < m; j++) {
-            array[p + j] += t[j];
-          }
-        }
-      }
-      if (round) {
-        Bf16Pairs.round(array, p, m);
-      }
+      Bf16Pairs.sum(words, lastWire, off, n, from, m, array, base, in, in == null ? scratch.segmentFloats(1, m) : null,
+          inputs, round);
     }
 
-    /** {@code array[base + from + i] = wide(in[at + i])} for i in [0, n). */
+    /** {@code array[base + from + i] = wide(in[at + i])} for i in [0, n): binary16 (bfloat16 travels in pairs). */
     private void widen(short[] in, int at, int from, int n) {
-      if (f16) {
-        HalfFloats.fromF16At(in, at, array, base + from, n);
-      } else {
-        HalfFloats.fromBf16At(in, at, array, base + from, n);
-      }
+      HalfFloats.fromF16At(in, at, array, base + from, n);
     }
 
     @Override

@@ -43,13 +43,9 @@ public final class HalfFloats {
   /** HalfVectors.roundToBf16 / roundToF16: {@code (float[] a, int from, int n) -> index reached}. */
   private static MethodHandle vectorRoundToBf16;
   private static MethodHandle vectorRoundToF16;
-  /** HalfVectors.fromBf16At, addBf16, addBf16Rounding, addBf16ThenRound, addBf16RoundingThenRound, fromF16At,
-   * addF16: {@code (short[] in, int at, float[] a, int from, int n) -> elements done}. */
+  /** HalfVectors.fromBf16At, fromF16At, addF16: {@code (short[] in, int at, float[] a, int from, int n) -> elements
+   * done}. */
   private static MethodHandle vectorFromBf16;
-  private static MethodHandle vectorAddBf16;
-  private static MethodHandle vectorAddBf16Rounding;
-  private static MethodHandle vectorAddBf16ThenRound;
-  private static MethodHandle vectorAddBf16RoundingThenRound;
   private static MethodHandle vectorFromF16;
   private static MethodHandle vectorAddF16;
   /** HalfVectors.addBf16Words: {@code (int[] w, int k, int high, float[] a, int from, int n) -> elements done}. */
@@ -68,10 +64,6 @@ public final class HalfFloats {
         vectorRoundToBf16 = lookup.findStatic(HalfVectors.class, "roundToBf16", round);
         vectorRoundToF16 = lookup.findStatic(HalfVectors.class, "roundToF16", round);
         vectorFromBf16 = lookup.findStatic(HalfVectors.class, "fromBf16At", widen);
-        vectorAddBf16 = lookup.findStatic(HalfVectors.class, "addBf16", widen);
-        vectorAddBf16Rounding = lookup.findStatic(HalfVectors.class, "addBf16Rounding", widen);
-        vectorAddBf16ThenRound = lookup.findStatic(HalfVectors.class, "addBf16ThenRound", widen);
-        vectorAddBf16RoundingThenRound = lookup.findStatic(HalfVectors.class, "addBf16RoundingThenRound", widen);
         vectorFromF16 = lookup.findStatic(HalfVectors.class, "fromF16At", widen);
         vectorAddF16 = lookup.findStatic(HalfVectors.class, "addF16", widen);
         vectorAddBf16Words = lookup.findStatic(HalfVectors.class, "addBf16Words", MethodType.methodType(int.class,
@@ -220,47 +212,6 @@ public final class HalfFloats {
   public static void fromBf16At(short[] in, int at, float[] a, int from, int n) {
     for (int i = VECTORS ? widen(vectorFromBf16, in, at, a, from, n) : 0; i < n; i++) {
       a[from + i] = Float.intBitsToFloat(in[at + i] << 16);
-    }
-  }
-
-  /** {@code a[from + i] += bf16ToFloat(in[at + i])} for i in [0, n): the received values summed in, in one pass. */
-  static void addBf16At(short[] in, int at, float[] a, int from, int n) {
-    for (int i = VECTORS ? widen(vectorAddBf16, in, at, a, from, n) : 0; i < n; i++) {
-      a[from + i] += Float.intBitsToFloat(in[at + i] << 16);
-    }
-  }
-
-  /**
-   * {@code a[from + i] = bf16ToFloat(floatToBf16(a[from + i])) + bf16ToFloat(in[at + i])} for i in [0, n): the
-   * rank's own values rounded to bfloat16 and the received ones summed in, in one pass (the same bits as
-   * {@link #roundToBf16} and then {@link #addBf16At}).
-   */
-  static void addBf16Rounding(short[] in, int at, float[] a, int from, int n) {
-    for (int i = VECTORS ? widen(vectorAddBf16Rounding, in, at, a, from, n) : 0; i < n; i++) {
-      a[from + i] = Float.intBitsToFloat(floatToBf16(a[from + i]) << 16) + Float.intBitsToFloat(in[at + i] << 16);
-    }
-  }
-
-  /**
-   * {@code a[from + i] = round(a[from + i] + bf16ToFloat(in[at + i]))} for i in [0, n), where round is to the
-   * nearest bfloat16: the received values summed in and the sums rounded, in one pass (the same bits as
-   * {@link #addBf16At} and then {@link #roundToBf16}).
-   */
-  static void addBf16ThenRound(short[] in, int at, float[] a, int from, int n) {
-    for (int i = VECTORS ? widen(vectorAddBf16ThenRound, in, at, a, from, n) : 0; i < n; i++) {
-      float sum = a[from + i] + Float.intBitsToFloat(in[at + i] << 16);
-      a[from + i] = Float.intBitsToFloat(floatToBf16(sum) << 16);
-    }
-  }
-
-  /**
-   * {@link #addBf16Rounding} with the sums rounded to bfloat16 as well, in the same pass (the same bits as
-   * {@link #roundToBf16}, {@link #addBf16At} and {@link #roundToBf16} again).
-   */
-  static void addBf16RoundingThenRound(short[] in, int at, float[] a, int from, int n) {
-    for (int i = VECTORS ? widen(vectorAddBf16RoundingThenRound, in, at, a, from, n) : 0; i < n; i++) {
-      float sum = Float.intBitsToFloat(floatToBf16(a[from + i]) << 16) + Float.intBitsToFloat(in[at + i] << 16);
-      a[from + i] = Float.intBitsToFloat(floatToBf16(sum) << 16);
     }
   }
 

@@ -54,10 +54,13 @@ final class OffHeapKernels {
   private static final MethodHandle PUT_DOUBLE;
   /** True if off-heap reductions run in place here; false: callers stage through arrays. */
   static final boolean AVAILABLE;
+  /** The {@code sun.misc.Unsafe} instance where {@link #AVAILABLE} (for other kernels of this package), else null. */
+  static final Object UNSAFE;
 
   static {
     MethodHandle[] h = new MethodHandle[9];
     long address = -1;
+    Object instance = null;
     String why = null;
     if (Boolean.getBoolean(DISABLE_PROPERTY)) {
       why = DISABLE_PROPERTY + " is set";
@@ -71,6 +74,7 @@ final class OffHeapKernels {
         Field f = type.getDeclaredField("theUnsafe");
         f.setAccessible(true);
         Object unsafe = f.get(null);
+        instance = unsafe;
         MethodHandles.Lookup lookup = MethodHandles.lookup();
         address = (long) lookup.findVirtual(type, "objectFieldOffset", MethodType.methodType(long.class, Field.class))
             .invoke(unsafe, Buffer.class.getDeclaredField("address"));
@@ -95,6 +99,7 @@ final class OffHeapKernels {
       }
     }
     AVAILABLE = why == null;
+    UNSAFE = AVAILABLE ? instance : null;
     ADDRESS = address;
     GET_BUFFER_LONG = h[0];
     GET_INT = h[1];

@@ -69,62 +69,6 @@ final class HalfVectors {
     return i;
   }
 
-  static int addBf16(short[] in, int at, float[] a, int from, int n) {
-    int i = 0;
-    for (; i <= n - LANES; i += LANES) {
-      IntVector h = (IntVector) ShortVector.fromArray(S, in, at + i).convertShape(VectorOperators.S2I, I, 0);
-      FloatVector x = h.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
-      FloatVector.fromArray(F, a, from + i).add(x).intoArray(a, from + i);
-    }
-    return i;
-  }
-
-  static int addBf16Rounding(short[] in, int at, float[] a, int from, int n) {
-    int i = 0;
-    for (; i <= n - LANES; i += LANES) {
-      IntVector bits = FloatVector.fromArray(F, a, from + i).reinterpretAsInts();
-      IntVector high = bits.lanewise(VectorOperators.LSHR, 16);
-      IntVector half = bits.add(high.and(1)).add(0x7FFF).lanewise(VectorOperators.LSHR, 16)
-          .blend(high.or(0x40), bits.and(0x7FFFFFFF).compare(VectorOperators.GT, 0x7F800000));
-      FloatVector own = half.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
-      IntVector h = (IntVector) ShortVector.fromArray(S, in, at + i).convertShape(VectorOperators.S2I, I, 0);
-      own.add(h.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats()).intoArray(a, from + i);
-    }
-    return i;
-  }
-
-  static int addBf16ThenRound(short[] in, int at, float[] a, int from, int n) {
-    int i = 0;
-    for (; i <= n - LANES; i += LANES) {
-      IntVector h = (IntVector) ShortVector.fromArray(S, in, at + i).convertShape(VectorOperators.S2I, I, 0);
-      FloatVector x = h.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
-      IntVector bits = FloatVector.fromArray(F, a, from + i).add(x).reinterpretAsInts();
-      IntVector high = bits.lanewise(VectorOperators.LSHR, 16);
-      IntVector half = bits.add(high.and(1)).add(0x7FFF).lanewise(VectorOperators.LSHR, 16)
-          .blend(high.or(0x40), bits.and(0x7FFFFFFF).compare(VectorOperators.GT, 0x7F800000));
-      half.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().intoArray(a, from + i);
-    }
-    return i;
-  }
-
-  static int addBf16RoundingThenRound(short[] in, int at, float[] a, int from, int n) {
-    int i = 0;
-    for (; i <= n - LANES; i += LANES) {
-      IntVector ownBits = FloatVector.fromArray(F, a, from + i).reinterpretAsInts();
-      IntVector ownHigh = ownBits.lanewise(VectorOperators.LSHR, 16);
-      IntVector ownHalf = ownBits.add(ownHigh.and(1)).add(0x7FFF).lanewise(VectorOperators.LSHR, 16)
-          .blend(ownHigh.or(0x40), ownBits.and(0x7FFFFFFF).compare(VectorOperators.GT, 0x7F800000));
-      FloatVector own = ownHalf.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
-      IntVector h = (IntVector) ShortVector.fromArray(S, in, at + i).convertShape(VectorOperators.S2I, I, 0);
-      IntVector bits = own.add(h.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats()).reinterpretAsInts();
-      IntVector high = bits.lanewise(VectorOperators.LSHR, 16);
-      IntVector half = bits.add(high.and(1)).add(0x7FFF).lanewise(VectorOperators.LSHR, 16)
-          .blend(high.or(0x40), bits.and(0x7FFFFFFF).compare(VectorOperators.GT, 0x7F800000));
-      half.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().intoArray(a, from + i);
-    }
-    return i;
-  }
-
   // The bfloat16 wire's words (Bf16Pairs): one half of each word, shifted or masked into place, summed in.
 
   static int addBf16Words(int[] w, int k, int high, float[] a, int from, int n) {

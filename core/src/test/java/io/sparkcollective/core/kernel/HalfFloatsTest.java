@@ -138,7 +138,11 @@ class HalfFloatsTest {
     HalfFloats.fromBf16At(narrow, 0, widened, 5, n);
     float[] summed = new float[n + 1];
     java.util.Arrays.fill(summed, 1.5f);
-    HalfFloats.addBf16At(narrow, 0, summed, 1, n);
+    int h = Bf16Pairs.words(n);
+    int[] words = new int[h];
+    Bf16Pairs.narrow(a, 3, h, words);
+    short last = (n & 1) != 0 ? narrow[n - 1] : 0;
+    Bf16Pairs.sum(words, last, 0, n, 0, n, summed, 1, null, new float[n], false, false);
     for (int i = 0; i < n; i++) {
       float x = a[3 + i];
       short expected = HalfFloats.floatToBf16(x);

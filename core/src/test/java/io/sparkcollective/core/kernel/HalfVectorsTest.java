@@ -87,7 +87,7 @@ class HalfVectorsTest {
     java.util.Arrays.fill(sumBf16, 0.25f);
     short[] from0 = java.util.Arrays.copyOfRange(in, AT, AT + n);
     HalfFloats.addF16(from0, sumF16, FROM, n);
-    HalfFloats.addBf16At(from0, 0, sumBf16, FROM, n);
+    Bf16Pairs.sum(pairs(in, AT, n), (short) 0, 0, n, 0, n, sumBf16, FROM, new float[FROM + n], null, false, false);
     for (int i = 0; i < n; i++) {
       short h = (short) i;
       String what = "pattern 0x" + Integer.toHexString(i);
@@ -130,17 +130,17 @@ class HalfVectorsTest {
   }
 
   /**
-   * The fused sum (the rank's own values rounded to bfloat16 and a received bfloat16 added, one pass) gives the
+   * The sum of received bfloat16 words with the rank's own values rounded first ({@link Bf16Pairs#sum}) gives the
    * bits of the scalar steps one after the other, for edge cases, NaNs and a million random patterns, received
    * values read from an offset (two NaNs: a NaN).
    */
   @Test
-  void shouldRoundAndSumInOnePassAsTheScalarStepsDo() {
+  void shouldRoundOwnValuesThenSumAsTheScalarStepsDo() {
     float[] a = edgeAndRandomFloats();
     int n = a.length - FROM;
     short[] in = randomShorts(17, AT + n);
     float[] fused = a.clone();
-    HalfFloats.addBf16Rounding(in, AT, fused, FROM, n);
+    Bf16Pairs.sum(pairs(in, AT, n), in[AT + n - 1], 0, n, 0, n, fused, FROM, null, new float[n], true, false);
     for (int i = 0; i < n; i++) {
       float x = a[FROM + i];
       float own = HalfFloats.bf16ToFloat(HalfFloats.floatToBf16(x));
@@ -160,18 +160,18 @@ class HalfVectorsTest {
   }
 
   /**
-   * The fused final sums (received bfloat16 values added and the sums rounded to bfloat16 in one pass; with the
+   * The final sums of received bfloat16 words ({@link Bf16Pairs#sum}: the sums rounded to bfloat16; with the
    * rank's own values rounded first as well) give the bits of the scalar steps one after the other.
    */
   @Test
-  void shouldSumAndRoundTheSumsInOnePassAsTheScalarStepsDo() {
+  void shouldSumThenRoundTheSumsAsTheScalarStepsDo() {
     float[] a = edgeAndRandomFloats();
     int n = a.length - FROM;
     short[] in = randomShorts(29, AT + n);
     float[] summed = a.clone();
-    HalfFloats.addBf16ThenRound(in, AT, summed, FROM, n);
+    Bf16Pairs.sum(pairs(in, AT, n), in[AT + n - 1], 0, n, 0, n, summed, FROM, new float[FROM + n], null, false, true);
     float[] roundedFirst = a.clone();
-    HalfFloats.addBf16RoundingThenRound(in, AT, roundedFirst, FROM, n);
+    Bf16Pairs.sum(pairs(in, AT, n), in[AT + n - 1], 0, n, 0, n, roundedFirst, FROM, null, new float[n], true, true);
     for (int i = 0; i < n; i++) {
       float x = a[FROM + i];
       float received = HalfFloats.bf16ToFloat(in[AT + i]);
@@ -185,6 +185,16 @@ class HalfVectorsTest {
       assertSameBits(a[i], summed[i], "before the range");
       assertSameBits(a[i], roundedFirst[i], "before the range");
     }
+  }
+
+  /** {@code in[at, at+n)} as the bfloat16 wire's words ({@link Bf16Pairs}; an odd last value goes apart). */
+  private static int[] pairs(short[] in, int at, int n) {
+    int h = Bf16Pairs.words(n);
+    int[] w = new int[h];
+    for (int j = 0; j < h; j++) {
+      w[j] = (in[at + j] & 0xFFFF) | in[at + h + j] << 16;
+    }
+    return w;
   }
 
   private static void checkRoundedSum(float x, float y, float got, String what) {
