@@ -150,31 +150,44 @@ public final class Bf16Pairs {
   /**
    * Elements {@code [from, from+m)} of a segment (as for {@link #unpack}) summed into {@code a[shift + e]}: with
    * {@code inputs}, {@code a}'s own values rounded to bfloat16 first; with {@code round}, the sums rounded after.
-   * The received values are summed in one pass where the Vector API is here; otherwise they are widened first,
-   * into {@code in} (indexed like {@code a}, so that the sum vectorises) or, where that is null, into
-   * {@code staging} (at least {@code m} floats, then summed element by element).
+   * The received values are summed in one pass where the Vector API is here. Otherwise they are widened first:
+   * into {@code in} if it is not null (an array indexed like {@code a}, so that the sum vectorises), else into
+   * {@code rec} beside a copy of {@code a}'s range in {@code acc} (two arrays of at least {@code min(m, CHUNK)}
+   * floats), {@link #CHUNK} elements at a time, summed at the same indices and copied back.
    */
   static void sum(int[] w, short last, int off, int n, int from, int m, float[] a, int shift, float[] in,
-      float[] staging, boolean inputs, boolean round) {
+      float[] acc, float[] rec, boolean inputs, boolean round) {
     int p = shift + from;
-    if (inputs) {
-      round(a, p, m);
-    }
-    if (!addUnpacked(w, last, off, n, from, m, a, shift)) {
-      if (in != null) {
+    if (HalfFloats.VECTORS || in != null) {
+      if (inputs) {
+        round(a, p, m);
+      }
+      if (!addUnpacked(w, last, off, n, from, m, a, shift)) {
         unpack(w, last, off, n, from, m, in, shift);
         Kernels.reduce(a, in, p, m, io.sparkcollective.core.api.ReduceOp.SUM);
-      } else {
-        unpack(w, last, off, n, from, m, staging, -from);
-        for (int j = 0; j < m; j++) {
-          a[p + j] += staging[j];
-        }
       }
+      if (round) {
+        round(a, p, m);
+      }
+      return;
     }
-    if (round) {
-      round(a, p, m);
+    for (int c = 0; c < m; c += CHUNK) {
+      int k = Math.min(CHUNK, m - c);
+      System.arraycopy(a, p + c, acc, 0, k);
+      if (inputs) {
+        round(acc, 0, k);
+      }
+      unpack(w, last, off, n, from + c, k, rec, -(from + c));
+      Kernels.reduce(acc, rec, 0, k, io.sparkcollective.core.api.ReduceOp.SUM);
+      if (round) {
+        round(acc, 0, k);
+      }
+      System.arraycopy(acc, 0, a, p + c, k);
     }
   }
+
+  /** Elements a sum stages at a time ({@link #sum}): 4 KiB per array, well inside a first-level cache. */
+  static final int CHUNK = 1024;
 
   /**
    * {@link #unpack}, summed into {@code dst} instead of written, in one pass, where the Vector API is here

@@ -944,8 +944,9 @@ public abstract class Elements {
      * rounded first ({@code inputs}), the sums rounded after ({@code round}).
      */
     private void sumWords(int[] words, int off, int n, int from, int m, float[] in, boolean inputs, boolean round) {
-      Bf16Pairs.sum(words, lastWire, off, n, from, m, array, base, in, in == null ? scratch.segmentFloats(1, m) : null,
-          inputs, round);
+      int chunk = Math.min(m, Bf16Pairs.CHUNK);
+      Bf16Pairs.sum(words, lastWire, off, n, from, m, array, base, in, scratch.segmentFloats(0, chunk),
+          scratch.segmentFloats(1, chunk), inputs, round);
     }
 
     /** {@code array[base + from + i] = wide(in[at + i])} for i in [0, n): binary16 (bfloat16 travels in pairs). */

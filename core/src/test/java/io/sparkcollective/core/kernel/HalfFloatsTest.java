@@ -142,7 +142,7 @@ class HalfFloatsTest {
     int[] words = new int[h];
     Bf16Pairs.narrow(a, 3, h, words);
     short last = (n & 1) != 0 ? narrow[n - 1] : 0;
-    Bf16Pairs.sum(words, last, 0, n, 0, n, summed, 1, null, new float[n], false, false);
+    Bf16Pairs.sum(words, last, 0, n, 0, n, summed, 1, null, new float[n], new float[n], false, false);
     for (int i = 0; i < n; i++) {
       float x = a[3 + i];
       short expected = HalfFloats.floatToBf16(x);

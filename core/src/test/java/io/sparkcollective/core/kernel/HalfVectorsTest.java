@@ -87,7 +87,8 @@ class HalfVectorsTest {
     java.util.Arrays.fill(sumBf16, 0.25f);
     short[] from0 = java.util.Arrays.copyOfRange(in, AT, AT + n);
     HalfFloats.addF16(from0, sumF16, FROM, n);
-    Bf16Pairs.sum(pairs(in, AT, n), (short) 0, 0, n, 0, n, sumBf16, FROM, new float[FROM + n], null, false, false);
+    Bf16Pairs.sum(pairs(in, AT, n), (short) 0, 0, n, 0, n, sumBf16, FROM, new float[FROM + n], null, null, false,
+        false);
     for (int i = 0; i < n; i++) {
       short h = (short) i;
       String what = "pattern 0x" + Integer.toHexString(i);
@@ -140,7 +141,8 @@ class HalfVectorsTest {
     int n = a.length - FROM;
     short[] in = randomShorts(17, AT + n);
     float[] fused = a.clone();
-    Bf16Pairs.sum(pairs(in, AT, n), in[AT + n - 1], 0, n, 0, n, fused, FROM, null, new float[n], true, false);
+    Bf16Pairs.sum(pairs(in, AT, n), in[AT + n - 1], 0, n, 0, n, fused, FROM, null, new float[1024], new float[1024],
+        true, false);
     for (int i = 0; i < n; i++) {
       float x = a[FROM + i];
       float own = HalfFloats.bf16ToFloat(HalfFloats.floatToBf16(x));
@@ -169,9 +171,11 @@ class HalfVectorsTest {
     int n = a.length - FROM;
     short[] in = randomShorts(29, AT + n);
     float[] summed = a.clone();
-    Bf16Pairs.sum(pairs(in, AT, n), in[AT + n - 1], 0, n, 0, n, summed, FROM, new float[FROM + n], null, false, true);
+    Bf16Pairs.sum(pairs(in, AT, n), in[AT + n - 1], 0, n, 0, n, summed, FROM, new float[FROM + n], null, null, false,
+        true);
     float[] roundedFirst = a.clone();
-    Bf16Pairs.sum(pairs(in, AT, n), in[AT + n - 1], 0, n, 0, n, roundedFirst, FROM, null, new float[n], true, true);
+    Bf16Pairs.sum(pairs(in, AT, n), in[AT + n - 1], 0, n, 0, n, roundedFirst, FROM, null, new float[1024],
+        new float[1024], true, true);
     for (int i = 0; i < n; i++) {
       float x = a[FROM + i];
       float received = HalfFloats.bf16ToFloat(in[AT + i]);
