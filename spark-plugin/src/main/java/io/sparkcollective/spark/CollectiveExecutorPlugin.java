@@ -11,6 +11,7 @@ import io.sparkcollective.core.api.RemoteFailureException;
 import io.sparkcollective.core.config.CollectiveConfig;
 import io.sparkcollective.core.engine.ManagedCommunicator;
 import io.sparkcollective.core.engine.TcpGroup;
+import io.sparkcollective.core.kernel.Bf16Pairs;
 import io.sparkcollective.core.kernel.HalfFloats;
 import io.sparkcollective.core.launch.PeerList;
 import io.sparkcollective.core.transport.tcp.TcpEndpoint;
@@ -119,10 +120,12 @@ public final class CollectiveExecutorPlugin implements ExecutorPlugin {
           ? SparkSettings.derivedSecret(SparkEnv.get().securityManager().getSecretKey(), ctx.conf().getAppId())
           : extraConf.get(CollectiveDriverPlugin.SECRET_KEY);
       this.driverAsks = driverAsker();
-      LOG.info("executor {}: half-precision conversions run {}{}", ctx.executorID(), HalfFloats.VECTORS
-          ? "on the Vector API" : "as scalar loops (3-6x slower; start executors with "
+      LOG.info("executor {}: half-precision conversions run {}{}; the bfloat16 wire converts {}", ctx.executorID(),
+          HalfFloats.VECTORS ? "on the Vector API" : "as scalar loops (3-6x slower; start executors with "
           + "--add-modules=jdk.incubator.vector in spark.executor.extraJavaOptions for the Vector API)",
-          HalfFloats.NATIVE_F16 ? "; float16 by the JVM's own conversions" : "");
+          HalfFloats.NATIVE_F16 ? "; float16 by the JVM's own conversions" : "",
+          Bf16Pairs.LANES ? "on SIMD registers by itself (pairs of values per word)"
+              : HalfFloats.VECTORS ? "its sums on the Vector API, the rest element by element" : "element by element");
       if (SparkEnv.get().blockManager().blockManagerId() != null) {
         startEndpoint();
         startPython();

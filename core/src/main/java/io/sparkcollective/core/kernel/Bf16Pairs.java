@@ -30,7 +30,7 @@ public final class Bf16Pairs {
   private static final MethodHandle GET_INT;
   private static final MethodHandle PUT_INT;
   /** True if the loops read and write float bits as ints here (SIMD); false: element by element. */
-  static final boolean LANES;
+  public static final boolean LANES;
 
   static {
     MethodHandle get = null;
