@@ -197,20 +197,7 @@ public final class Bf16Pairs {
     if (!HalfFloats.VECTORS) {
       return false;
     }
-    int h = words(n);
-    int end = from + len;
-    int loEnd = Math.min(end, off + h);
-    if (from < loEnd) {
-      HalfFloats.addBf16Words(w, from - off, false, dst, shift + from, loEnd - from);
-    }
-    int hiFrom = Math.max(from, off + h);
-    int hiEnd = Math.min(end, off + 2 * h);
-    if (hiFrom < hiEnd) {
-      HalfFloats.addBf16Words(w, hiFrom - off - h, true, dst, shift + hiFrom, hiEnd - hiFrom);
-    }
-    if ((n & 1) != 0 && from <= off + 2 * h && off + 2 * h < end) {
-      dst[shift + off + 2 * h] += HalfFloats.bf16ToFloat(last);
-    }
+    halves(w, last, off, n, from, len, dst, shift, true);
     return true;
   }
 
@@ -219,19 +206,34 @@ public final class Bf16Pairs {
    * its words {@code w} and its odd last value {@code last}, widened into {@code dst[shift + e]} for each element e.
    */
   public static void unpack(int[] w, short last, int off, int n, int from, int len, float[] dst, int shift) {
+    halves(w, last, off, n, from, len, dst, shift, false);
+  }
+
+  /** The range cut where the segment's halves and its odd last value lie, each part widened or summed in. */
+  private static void halves(int[] w, short last, int off, int n, int from, int len, float[] dst, int shift,
+      boolean add) {
     int h = words(n);
     int end = from + len;
     int loEnd = Math.min(end, off + h);
     if (from < loEnd) {
-      widen(w, from - off, false, dst, shift + from, loEnd - from);
+      part(w, from - off, false, dst, shift + from, loEnd - from, add);
     }
     int hiFrom = Math.max(from, off + h);
     int hiEnd = Math.min(end, off + 2 * h);
     if (hiFrom < hiEnd) {
-      widen(w, hiFrom - off - h, true, dst, shift + hiFrom, hiEnd - hiFrom);
+      part(w, hiFrom - off - h, true, dst, shift + hiFrom, hiEnd - hiFrom, add);
     }
     if ((n & 1) != 0 && from <= off + 2 * h && off + 2 * h < end) {
-      dst[shift + off + 2 * h] = HalfFloats.bf16ToFloat(last);
+      float v = HalfFloats.bf16ToFloat(last);
+      dst[shift + off + 2 * h] = add ? dst[shift + off + 2 * h] + v : v;
+    }
+  }
+
+  private static void part(int[] w, int k, boolean high, float[] dst, int q, int m, boolean add) {
+    if (add) {
+      HalfFloats.addBf16Words(w, k, high, dst, q, m);
+    } else {
+      widen(w, k, high, dst, q, m);
     }
   }
 }
