@@ -248,8 +248,14 @@ class DirectVectorTcpTest {
       long before = cluster.endpoint(1).callerIo().reclaimed();
       ByteBuffer received = direct(n);
       byte[] atFailure = new byte[4 * n];
+      CountDownLatch receiving = new CountDownLatch(1);
       GroupHarness.run(comms, Duration.ofSeconds(60), comm -> {
         if (comm.rank() == 0) {
+          // The payload is read into the vector only if its header arrives after the receiver offered it; sent
+          // earlier, the receiver's reads of the group's set-up may take the header and the payload's start into
+          // a frame, and the rest follows there.
+          assertTrue(receiving.await(30, TimeUnit.SECONDS), "rank 1 never got to its recv");
+          Thread.sleep(200);
           ByteBuffer v = direct(n);
           for (int i = 0; i < n; i++) {
             put(v, i, 1 + i);
@@ -261,6 +267,7 @@ class DirectVectorTcpTest {
           }
         } else {
           RuntimeException failed = null;
+          receiving.countDown();
           try {
             comm.recv(DataBuffer.of(received, DType.F32), 0,
                 CollectiveOptions.DEFAULT.withTimeout(Duration.ofMillis(1500)));
