@@ -23,8 +23,9 @@ sys.path.insert(0, os.path.join(ROOT, "python", "tests"))
 from conftest import plugin_jar, spark_conf  # noqa: E402
 
 
-def python_all_reduce(sc, tasks, n, warmup, reps, shared=False):
-    """``shared``: the gradient is an array made by ``comm.empty`` (used in place, no copies), else NumPy's own."""
+def python_all_reduce(sc, tasks, n, warmup, reps, shared=False, wire=None):
+    """``shared``: the gradient is an array made by ``comm.empty`` (used in place, no copies), else NumPy's own;
+    ``wire``: all_reduce's wire argument (``"bf16"``: float32 sent as bfloat16)."""
     def task(it):
         import spark_collective
 
@@ -35,7 +36,7 @@ def python_all_reduce(sc, tasks, n, warmup, reps, shared=False):
             x.fill(comm.rank + 1)
             comm.barrier()
             t0 = time.perf_counter()
-            comm.all_reduce(x)
+            comm.all_reduce(x, wire=wire)
             dt = time.perf_counter() - t0
             if i >= warmup:
                 times.append(dt * 1e3)
@@ -133,6 +134,8 @@ def main():
                          "executors' call path over the first few thousand calls)")
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                     help="a Spark setting for the run, e.g. spark.collective.transport.spinMicros=50 (repeatable)")
+    ap.add_argument("--bf16", action="store_true",
+                    help="also time all_reduce(x, wire='bf16') on comm.empty arrays, against float32 on the wire")
     ap.add_argument("--out", default=os.path.join(ROOT, "python", "target", "bench"))
     args = ap.parse_args()
     from pyspark import SparkContext
@@ -168,11 +171,14 @@ def main():
     for n in [int(s) for s in args.sizes.split(",")]:
         row = {"floats": n}
         # Interleaved so that all see the same machine: Java, Python, Python in shared memory, twice.
-        j, p, s = [], [], []
+        j, p, s, b = [], [], [], []
         for _ in range(2):
             j += java_all_reduce(sc, args.tasks, n, args.warmup, args.reps)
             p += python_all_reduce(sc, args.tasks, n, args.warmup, args.reps)
             s += python_all_reduce(sc, args.tasks, n, args.warmup, args.reps, shared=True)
+            if args.bf16:
+                b += python_all_reduce(sc, args.tasks, n, args.warmup, args.reps, shared=True, wire="bf16")
+        row["bf16"] = statistics.median(b) if b else None
         row["java"] = statistics.median(j)
         row["python"] = statistics.median(p)
         row["shared"] = statistics.median(s)
@@ -184,7 +190,9 @@ def main():
               f"({row['python'] / row['java']:.2f}x, +{(row['python'] - row['java']) * 1e3:.0f} us), "
               f"Python in shared memory {row['shared']:.3f} ms ({row['shared'] / row['java']:.2f}x), "
               f"treeAggregate {row['tree']:.1f} ms, allGather "
-              + (f"{row['gather']:.1f} ms" if row["gather"] is not None else "not run"), flush=True)
+              + (f"{row['gather']:.1f} ms" if row["gather"] is not None else "not run")
+              + (f", bfloat16 wire in shared memory {row['bf16']:.3f} ms ({row['bf16'] / row['shared']:.2f}x float32's)"
+                 if row["bf16"] is not None else ""), flush=True)
     loop = {"java": [], "python": [], "shared": [], "python_cpu": [], "shared_cpu": []}
     if args.loop_calls > 0:
         for _ in range(2):
@@ -214,6 +222,12 @@ def main():
             f.write(f"| {r['floats']} | {r['java']:.3f} | {r['python']:.3f} | {r['python'] / r['java']:.2f}x | "
                     f"{r['shared']:.3f} | {r['shared'] / r['java']:.2f}x | {r['tree']:.1f} | {g} | "
                     f"{r['tree'] / r['python']:.1f}x |\n")
+        if args.bf16:
+            f.write("\nThe bfloat16 wire from Python (`all_reduce(x, wire='bf16')` on `comm.empty` arrays), against "
+                    "float32 on the wire in the same run:\n\n"
+                    "| floats | float32 wire | bfloat16 wire | bfloat16 / float32 |\n|---:|---:|---:|---:|\n")
+            for r in rows:
+                f.write(f"| {r['floats']} | {r['shared']:.3f} | {r['bf16']:.3f} | {r['bf16'] / r['shared']:.2f}x |\n")
         if args.loop_calls > 0:
             f.write(f"\nBack-to-back loops of {args.loop_calls} all-reduces of {args.loop_size} floats (no barrier "
                     "between calls), microseconds per call, median of rounds (slowest rank):\n\n"
