@@ -933,10 +933,12 @@ public abstract class Elements {
 
     /**
      * An array indexed like the vector ({@code base + element}) into which received bfloat16 values are widened,
-     * so that the sum over them vectorises; null where the vector is too long to keep one (then element by element).
+     * so that the sum over them vectorises; null where the Vector API sums the words in one pass (no array needed)
+     * or the vector is too long to keep one (then staged in small chunks, see {@link Bf16Pairs#sum}).
      */
     private float[] widened() {
-      return base + length <= scratch.alignedMax() ? scratch.alignedFloats(base + length) : null;
+      return !HalfFloats.VECTORS && base + length <= scratch.alignedMax() ? scratch.alignedFloats(base + length)
+          : null;
     }
 
     /**
