@@ -39,8 +39,8 @@ import java.util.concurrent.Future;
  * (elapsed / K); prints median/min/max latency, algbw and busbw = algbw x 2(N-1)/N, and checks the sum.
  * Before the sweep, the same procedure runs on 4 B to 1 MiB until {@code --warmup-ops} (50000) all-reduces
  * have run and then until no rank's JIT compiled during a whole pass (at most {@code --quiet-passes}, 40, more);
- * and at each size, after the warm-up calls, passes of 0.1 s until no rank's JIT compiled during one (at most
- * {@code --size-quiet-passes}, 10; 0: the warm-up calls alone, like the peer's).
+ * and at each size, after the warm-up calls, passes of 0.1 s until no rank's JIT compiled for 50 ms over the last
+ * ten (at most {@code --size-quiet-passes}, 40; 0: the warm-up calls alone, like the peer's).
  * With {@code --ranks-per-process k} each process runs k ranks on threads that share its endpoint, as barrier
  * tasks share their executor's (the hierarchical all-reduce). {@code --wire BF16}
  * sends bfloat16 on the wire (the sums checked are small integers, exact in it). {@code --vector direct} keeps
@@ -103,7 +103,11 @@ public final class TcpSweepWorker {
   /** Passes of the warm-up beyond --warmup-ops while the JIT still compiles, by default. */
   private static final int QUIET_PASSES = 40;
   /** Passes of the warm-up at each measured size, at most, by default (see warmSize). */
-  private static final int SIZE_QUIET_PASSES = 10;
+  private static final int SIZE_QUIET_PASSES = 40;
+  /** Passes over which the warm-up at one size judges the JIT's compilations (with SIZE_PASS_NANOS, a second). */
+  private static final int SIZE_QUIET_RUN = 10;
+  /** The compilation time over the last SIZE_QUIET_RUN passes below which one size counts as warm. */
+  private static final long SIZE_QUIET_MILLIS = 50;
   /** Shortest pass of the warm-up at one size. */
   private static final long SIZE_PASS_NANOS = 100_000_000L;
 
@@ -189,21 +193,29 @@ public final class TcpSweepWorker {
   }
 
   /**
-   * Warms one size up: passes of all-reduces of at least {@link #SIZE_PASS_NANOS} until no rank's JIT compiled
-   * anything during a whole pass, at most {@code passes}. Code that only large vectors take (folding a segment
+   * Warms one size up: passes of all-reduces of at least {@link #SIZE_PASS_NANOS} until, over the last
+   * {@link #SIZE_QUIET_RUN} passes (a second), the busiest rank's JIT compiled for less than
+   * {@link #SIZE_QUIET_MILLIS} ms; at most {@code passes}. Code that only large vectors take (folding a segment
    * straight from the wire from 8 MiB, for one) is first compiled at the first size that needs it, and buffers
    * as long as the vector are touched for the first time there: with a few all-reduces of warm-up the first
    * repetitions of 16 MiB on two ranks read up to 2-3x the later ones, and the number of all-reduces per
-   * repetition, fixed from the first three, came out too small. Each all-reduce is followed by a one-int MIN
-   * all-reduce, so that every rank stops a pass after the same call.
+   * repetition, fixed from the first three, came out too small. A single pass without a compilation is not
+   * enough where a size's first calls take paths the compiled code had never seen: the JIT then recompiles the
+   * methods those paths run through, one after another over seconds (through shared memory at four ranks on
+   * two cores, 16 MiB: about a quarter of the machine's CPU in compiler threads for 3 s), their profiled code
+   * runs meanwhile, and a 0.1 s pass of a few 20 ms calls often ends between two compilations. Nor does the JIT
+   * ever stop for good: some method somewhere reaches its threshold every second or so, hence a budget rather
+   * than silence. Each all-reduce is followed by a one-int MIN all-reduce, so that every rank stops a pass after
+   * the same call.
    */
   private static void warmSize(Communicator comm, DataBuffer buf, CollectiveOptions options, int rank, long bytes,
       int passes) {
     int pass = 0;
     long ops = 0;
-    boolean quiet = false;
+    long[] window = new long[SIZE_QUIET_RUN];
+    long windowMillis = Long.MAX_VALUE;
     int[] more = {1};
-    while (!quiet && pass < passes) {
+    while (windowMillis >= SIZE_QUIET_MILLIS && pass < passes) {
       long compiled = compilationMillis();
       long end = System.nanoTime() + SIZE_PASS_NANOS;
       more[0] = 1;
@@ -213,13 +225,22 @@ public final class TcpSweepWorker {
         more[0] = System.nanoTime() - end < 0 ? 1 : 0;
         comm.allReduce(more, ReduceOp.MIN);
       }
-      quiet = !compiledAnywhere(comm, compiled);
+      window[pass % SIZE_QUIET_RUN] = compiledMillisMax(comm, compiled);
       pass++;
+      windowMillis = pass < SIZE_QUIET_RUN ? Long.MAX_VALUE : Arrays.stream(window).sum();
     }
     if (rank == 0) {
       System.out.printf(Locale.ROOT, "# warm-up at %d bytes: %d all-reduces in %d passes, the JIT %s%n", bytes, ops,
-          pass, quiet ? "quiet for the last pass" : "still compiling");
+          pass, windowMillis < SIZE_QUIET_MILLIS ? "compiling " + windowMillis + " ms in the last second"
+              : "still compiling");
     }
+  }
+
+  /** The most milliseconds any rank's JIT compiled since its own {@code before}: a MAX all-reduce. */
+  private static long compiledMillisMax(Communicator comm, long before) {
+    long[] spent = {compilationMillis() - before};
+    comm.allReduce(spent, ReduceOp.MAX);
+    return spent[0];
   }
 
   /**
