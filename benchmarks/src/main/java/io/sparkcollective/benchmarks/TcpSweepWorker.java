@@ -35,7 +35,8 @@ import java.util.concurrent.Future;
 /**
  * One rank of the TCP all-reduce sweep (started by {@link TcpSweep}). Measures like the Open MPI peer in
  * {@code shared/peers/mpi_allreduce.c}: per size, warm-up calls, then K calls per repetition chosen so a
- * repetition lasts about {@code --target} seconds (decided on rank 0), repetition time = max over ranks of
+ * repetition lasts about {@code --target} seconds (from calls that last a tenth of that, see secondsPerCall;
+ * decided on rank 0), repetition time = max over ranks of
  * (elapsed / K); prints median/min/max latency, algbw and busbw = algbw x 2(N-1)/N, and checks the sum.
  * Before the sweep, the same procedure runs on 4 B to 1 MiB until {@code --warmup-ops} (50000) all-reduces
  * have run and then until no rank's JIT compiled during a whole pass (at most {@code --quiet-passes}, 40, more);
@@ -236,6 +237,32 @@ public final class TcpSweepWorker {
     }
   }
 
+  /**
+   * Seconds one all-reduce takes, for the number per repetition: from 3 calls after a barrier, as the peers
+   * measure, or from 4, 16, 64... times as many until they last a tenth of {@code target}, the slowest rank's
+   * time deciding on every rank. Three calls of a few microseconds are a poor sample: right after the barrier
+   * the ranks leave it apart, and a call that waits longer for its peer (a wake-up, a core taken) weighs a third;
+   * with two ranks at 4 bytes, three calls gave anywhere from 121 to 16 096 calls per repetition (repetitions of
+   * 0.8 to 100 ms instead of 250) where Open MPI's gave 34 000-41 000.
+   */
+  private static double secondsPerCall(Communicator comm, DataBuffer buf, CollectiveOptions options,
+      double target) {
+    long calls = 3;
+    while (true) {
+      comm.barrier();
+      long t0 = System.nanoTime();
+      for (long c = 0; c < calls; c++) {
+        comm.allReduce(buf, ReduceOp.SUM, options);
+      }
+      double[] elapsed = {(System.nanoTime() - t0) / 1e9};
+      comm.allReduce(elapsed, ReduceOp.MAX);
+      if (elapsed[0] >= target / 10 || calls >= 1 << 20) {
+        return elapsed[0] / calls;
+      }
+      calls *= 4;
+    }
+  }
+
   /** The most milliseconds any rank's JIT compiled since its own {@code before}: a MAX all-reduce. */
   private static long compiledMillisMax(Communicator comm, long before) {
     long[] spent = {compilationMillis() - before};
@@ -262,12 +289,7 @@ public final class TcpSweepWorker {
       if (sizeQuietPasses > 0) {
         warmSize(comm, buf, options, rank, bytes, sizeQuietPasses);
       }
-      comm.barrier();
-      long t0 = System.nanoTime();
-      for (int w = 0; w < 3; w++) {
-        comm.allReduce(buf, ReduceOp.SUM, options);
-      }
-      double one = (System.nanoTime() - t0) / 3e9;
+      double one = secondsPerCall(comm, buf, options, target);
       int[] k = {(int) Math.max(1, Math.min(100_000, target / one))};
       comm.broadcast(DataBuffer.of(k), 0);
       double[] times = new double[reps];
