@@ -35,9 +35,9 @@ import java.util.concurrent.Future;
 /**
  * One rank of the TCP all-reduce sweep (started by {@link TcpSweep}). Measures like the Open MPI peer in
  * {@code shared/peers/mpi_allreduce.c}: per size, warm-up calls, then K calls per repetition chosen so a
- * repetition lasts about {@code --target} seconds (from calls that last a tenth of that, see secondsPerCall;
- * decided on rank 0), repetition time = max over ranks of
- * (elapsed / K); prints median/min/max latency, algbw and busbw = algbw x 2(N-1)/N, and checks the sum.
+ * repetition lasts about {@code --target} seconds (timed on calls that last a tenth of that, see secondsPerCall;
+ * decided on rank 0), repetition time = max over ranks of (elapsed / K); prints median/min/max latency, algbw
+ * and busbw = algbw x 2(N-1)/N, and checks the sum.
  * Before the sweep, the same procedure runs on 4 B to 1 MiB until {@code --warmup-ops} (50000) all-reduces
  * have run and then until no rank's JIT compiled during a whole pass (at most {@code --quiet-passes}, 40, more);
  * and at each size, after the warm-up calls, passes of 0.1 s until no rank's JIT compiled for 50 ms over the last
