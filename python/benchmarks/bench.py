@@ -48,33 +48,47 @@ def python_all_reduce(sc, tasks, n, warmup, reps, shared=False, wire=None):
     return [max(r[i] for r in rows) for i in range(reps)]
 
 
-def python_loop(sc, tasks, n, calls, rounds, shared=False):
+def python_loop(sc, tasks, n, warm, calls, rounds, shared=False):
     """Microseconds per call in loops of ``calls`` back-to-back all-reduces, per round: the slowest rank's
     wall time, and the Python worker's own CPU time (user and system, so its system calls and the wake-ups
-    they make too; the median rank's)."""
+    they make too; the median rank's); then the slowest rank's median call over all rounds (every call timed
+    on its own: the typical call, without the few that wait for a core, which the loop means carry). A first,
+    untimed round of ``warm`` calls lets the executors' JIT settle after other stages ran other types (a Java
+    task's heap arrays) through the same code."""
     def task(it):
         import spark_collective
 
         comm = spark_collective.communicator()
         x = comm.zeros(n, np.float32) if shared else np.zeros(n, dtype=np.float32)
         out = []
+        each = []
+        clock = time.perf_counter
         for r in range(-1, rounds):
             comm.barrier()
             c0 = time.process_time()
-            t0 = time.perf_counter()
-            for _ in range(calls):
+            t0 = t = clock()
+            for _ in range(calls if r >= 0 else warm):
                 comm.all_reduce(x)
+                now = clock()
+                each.append(now - t)
+                t = now
             if r >= 0:
-                out.append(((time.perf_counter() - t0) * 1e6 / calls, (time.process_time() - c0) * 1e6 / calls))
-        yield out
+                out.append(((t - t0) * 1e6 / calls, (time.process_time() - c0) * 1e6 / calls))
+            else:
+                each.clear()
+        yield out, statistics.median(each) * 1e6 if each else 0.0
     rows = sc.parallelize(range(tasks), tasks).barrier().mapPartitions(task).collect()
-    return ([max(r[i][0] for r in rows) for i in range(rounds)],
-            [statistics.median(r[i][1] for r in rows) for i in range(rounds)])
+    return ([max(r[0][i][0] for r in rows) for i in range(rounds)],
+            [statistics.median(r[0][i][1] for r in rows) for i in range(rounds)],
+            max(r[1] for r in rows))
 
 
-def java_loop(sc, tasks, n, calls, rounds):
+def java_loop(sc, tasks, n, warm, calls, rounds):
+    """As :func:`python_loop` for a Java task: the slowest rank's loop time per call in each round, and its
+    median call."""
     bench = sc._jvm.io.sparkcollective.benchmarks.SparkSyncBenchmark
-    return list(bench.javaAllReduceLoopMicros(sc._jsc, tasks, n, calls, rounds))
+    us = list(bench.javaAllReduceLoopMicros(sc._jsc, tasks, n, warm, calls, rounds))
+    return us[:rounds], us[rounds]
 
 
 def java_all_reduce(sc, tasks, n, warmup, reps):
@@ -128,10 +142,14 @@ def main():
     ap.add_argument("--gather-max", type=int, default=1000000, help="largest size for allGather")
     ap.add_argument("--loop-calls", type=int, default=200, help="calls per back-to-back loop (overhead figure)")
     ap.add_argument("--loop-rounds", type=int, default=5)
+    ap.add_argument("--loop-warm-calls", type=int, default=10000,
+                    help="untimed calls at the start of each back-to-back loop's stage (the JIT recompiles what the "
+                         "stage before it, of another path, made it compile for other types)")
     ap.add_argument("--loop-size", type=int, default=1000, help="floats per call in the back-to-back loops")
-    ap.add_argument("--warm-calls", type=int, default=3000,
-                    help="untimed back-to-back calls of each path before any timing (the JIT compiles the "
-                         "executors' call path over the first few thousand calls)")
+    ap.add_argument("--warm-calls", type=int, default=20000,
+                    help="untimed back-to-back calls of each path before any timing (the executors' JIT compiles "
+                         "the call path over the first ten thousand calls or so, and meanwhile its compiler "
+                         "threads take cores from the ranks)")
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                     help="a Spark setting for the run, e.g. spark.collective.transport.spinMicros=50 (repeatable)")
     ap.add_argument("--bf16", action="store_true",
@@ -164,9 +182,9 @@ def main():
     sc.setLogLevel("WARN")
     sc.parallelize(range(8), 8).count()
     if args.warm_calls > 0:
-        java_loop(sc, args.tasks, args.loop_size, args.warm_calls, 1)
-        python_loop(sc, args.tasks, args.loop_size, args.warm_calls, 1)
-        python_loop(sc, args.tasks, args.loop_size, args.warm_calls, 1, shared=True)
+        java_loop(sc, args.tasks, args.loop_size, args.warm_calls, 0, 0)
+        python_loop(sc, args.tasks, args.loop_size, args.warm_calls, 0, 0)
+        python_loop(sc, args.tasks, args.loop_size, args.warm_calls, 0, 0, shared=True)
     rows = []
     for n in [int(s) for s in args.sizes.split(",")]:
         row = {"floats": n}
@@ -193,19 +211,27 @@ def main():
               + (f"{row['gather']:.1f} ms" if row["gather"] is not None else "not run")
               + (f", bfloat16 wire in shared memory {row['bf16']:.3f} ms ({row['bf16'] / row['shared']:.2f}x float32's)"
                  if row["bf16"] is not None else ""), flush=True)
-    loop = {"java": [], "python": [], "shared": [], "python_cpu": [], "shared_cpu": []}
+    loop = {"java": [], "python": [], "shared": [], "python_cpu": [], "shared_cpu": [],
+            "java_call": [], "python_call": [], "shared_call": []}
     if args.loop_calls > 0:
         for _ in range(2):
-            loop["java"] += java_loop(sc, args.tasks, args.loop_size, args.loop_calls, args.loop_rounds)
+            wall, call = java_loop(sc, args.tasks, args.loop_size, args.loop_warm_calls, args.loop_calls,
+                                   args.loop_rounds)
+            loop["java"] += wall
+            loop["java_call"].append(call)
             for key, shared in (("python", False), ("shared", True)):
-                wall, cpu = python_loop(sc, args.tasks, args.loop_size, args.loop_calls, args.loop_rounds, shared)
+                wall, cpu, call = python_loop(sc, args.tasks, args.loop_size, args.loop_warm_calls, args.loop_calls,
+                                              args.loop_rounds, shared)
                 loop[key] += wall
                 loop[key + "_cpu"] += cpu
+                loop[key + "_call"].append(call)
         loop = {k: statistics.median(v) for k, v in loop.items()}
         print(f"back-to-back, {args.loop_size} floats: Java {loop['java']:.1f} us per call, Python "
               f"{loop['python']:.1f} (+{loop['python'] - loop['java']:.1f}), in shared memory {loop['shared']:.1f} "
               f"(+{loop['shared'] - loop['java']:.1f}); the Python worker's CPU per call {loop['python_cpu']:.1f} "
-              f"and {loop['shared_cpu']:.1f}", flush=True)
+              f"and {loop['shared_cpu']:.1f}; median call: Java {loop['java_call']:.1f} us, Python "
+              f"{loop['python_call']:.1f} (+{loop['python_call'] - loop['java_call']:.1f}), in shared memory "
+              f"{loop['shared_call']:.1f} (+{loop['shared_call'] - loop['java_call']:.1f})", flush=True)
     sc.stop()
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "report.md"), "w") as f:
@@ -230,13 +256,18 @@ def main():
                 f.write(f"| {r['floats']} | {r['shared']:.3f} | {r['bf16']:.3f} | {r['bf16'] / r['shared']:.2f}x |\n")
         if args.loop_calls > 0:
             f.write(f"\nBack-to-back loops of {args.loop_calls} all-reduces of {args.loop_size} floats (no barrier "
-                    "between calls), microseconds per call, median of rounds (slowest rank):\n\n"
-                    "| Java | Python | Python - Java | Python in shared memory | shared - Java | Python worker CPU "
+                    "between calls), microseconds per call: the loop's time per call, median of rounds (slowest "
+                    "rank), and the median call (every call timed on its own; slowest rank, median of the two "
+                    "stages of each path):\n\n"
+                    "| | Java | Python | Python - Java | Python in shared memory | shared - Java | Python worker CPU "
                     "(NumPy array) | Python worker CPU (shared) |\n"
-                    "|---:|---:|---:|---:|---:|---:|---:|\n"
-                    f"| {loop['java']:.1f} | {loop['python']:.1f} | {loop['python'] - loop['java']:.1f} | "
+                    "|---|---:|---:|---:|---:|---:|---:|---:|\n"
+                    f"| loop | {loop['java']:.1f} | {loop['python']:.1f} | {loop['python'] - loop['java']:.1f} | "
                     f"{loop['shared']:.1f} | {loop['shared'] - loop['java']:.1f} | {loop['python_cpu']:.1f} | "
-                    f"{loop['shared_cpu']:.1f} |\n")
+                    f"{loop['shared_cpu']:.1f} |\n"
+                    f"| median call | {loop['java_call']:.1f} | {loop['python_call']:.1f} | "
+                    f"{loop['python_call'] - loop['java_call']:.1f} | {loop['shared_call']:.1f} | "
+                    f"{loop['shared_call'] - loop['java_call']:.1f} | | |\n")
     print("report:", os.path.join(args.out, "report.md"))
 
 

@@ -309,36 +309,49 @@ public final class SparkSyncBenchmark {
 
   /**
    * Microseconds per all-reduce of {@code floats} in a loop of {@code calls} back-to-back calls (no barrier
-   * between them, as a training loop makes them), one figure per round: the slowest rank's loop time / calls.
+   * between them, as a training loop makes them), one figure per round: the slowest rank's loop time / calls;
+   * then, as the last element, the slowest rank's median call over all rounds (every call timed on its own).
    * For the per-call overhead of another path (PySpark's) without the skew a barrier before each call adds.
+   * The median leaves out the few calls that wait for a core, which the loop means carry. A first, untimed
+   * round of {@code warm} calls lets the JIT settle after other stages ran other types through the same code.
    */
-  public static double[] javaAllReduceLoopMicros(JavaSparkContext sc, int tasks, int floats, int calls,
+  public static double[] javaAllReduceLoopMicros(JavaSparkContext sc, int tasks, int floats, int warm, int calls,
       int rounds) {
     List<Integer> ids = new ArrayList<>();
     for (int i = 0; i < tasks; i++) {
       ids.add(i);
     }
-    double[] us = new double[rounds];
+    double[] us = new double[rounds + 1];
     List<long[]> all = Barrier.mapPartitionsWithoutRetry(sc.parallelize(ids, tasks), it -> {
       Communicator comm = Collective.communicator();
       float[] g = new float[floats];
-      long[] nanos = new long[rounds];
+      long[] nanos = new long[rounds + 1];
+      long[] each = new long[rounds * calls];
       for (int r = -1; r < rounds; r++) { // round -1 warms up
         comm.barrier();
         long t0 = System.nanoTime();
-        for (int c = 0; c < calls; c++) {
+        long t = t0;
+        for (int c = 0, m = r < 0 ? warm : calls; c < m; c++) {
           comm.allReduce(g, ReduceOp.SUM);
+          long now = System.nanoTime();
+          if (r >= 0) {
+            each[r * calls + c] = now - t;
+          }
+          t = now;
         }
         if (r >= 0) {
-          nanos[r] = System.nanoTime() - t0;
+          nanos[r] = t - t0;
         }
       }
+      Arrays.sort(each);
+      nanos[rounds] = each.length == 0 ? 0 : each[each.length / 2];
       return Collections.singletonList(nanos).iterator();
     }).collect();
     for (long[] nanos : all) {
       for (int r = 0; r < rounds; r++) {
         us[r] = Math.max(us[r], nanos[r] / 1e3 / calls);
       }
+      us[rounds] = Math.max(us[rounds], nanos[rounds] / 1e3);
     }
     return us;
   }
