@@ -70,12 +70,11 @@ def python_loop(sc, tasks, n, warm, calls, rounds, shared=False):
             for _ in range(calls if r >= 0 else warm):
                 comm.all_reduce(x)
                 now = clock()
-                each.append(now - t)
+                if r >= 0:
+                    each.append(now - t)
                 t = now
             if r >= 0:
                 out.append(((t - t0) * 1e6 / calls, (time.process_time() - c0) * 1e6 / calls))
-            else:
-                each.clear()
         yield out, statistics.median(each) * 1e6 if each else 0.0
     rows = sc.parallelize(range(tasks), tasks).barrier().mapPartitions(task).collect()
     return ([max(r[0][i][0] for r in rows) for i in range(rounds)],

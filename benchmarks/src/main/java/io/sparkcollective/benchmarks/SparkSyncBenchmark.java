@@ -322,11 +322,11 @@ public final class SparkSyncBenchmark {
       ids.add(i);
     }
     double[] us = new double[rounds + 1];
-    List<long[]> all = Barrier.mapPartitionsWithoutRetry(sc.parallelize(ids, tasks), it -> {
+    List<double[]> all = Barrier.mapPartitionsWithoutRetry(sc.parallelize(ids, tasks), it -> {
       Communicator comm = Collective.communicator();
       float[] g = new float[floats];
-      long[] nanos = new long[rounds + 1];
-      long[] each = new long[rounds * calls];
+      double[] mine = new double[rounds + 1];
+      double[] each = new double[rounds * calls];
       for (int r = -1; r < rounds; r++) { // round -1 warms up
         comm.barrier();
         long t0 = System.nanoTime();
@@ -335,23 +335,21 @@ public final class SparkSyncBenchmark {
           comm.allReduce(g, ReduceOp.SUM);
           long now = System.nanoTime();
           if (r >= 0) {
-            each[r * calls + c] = now - t;
+            each[r * calls + c] = (now - t) / 1e3;
           }
           t = now;
         }
         if (r >= 0) {
-          nanos[r] = t - t0;
+          mine[r] = (t - t0) / 1e3 / calls;
         }
       }
-      Arrays.sort(each);
-      nanos[rounds] = each.length == 0 ? 0 : each[each.length / 2];
-      return Collections.singletonList(nanos).iterator();
+      mine[rounds] = each.length == 0 ? 0 : percentile(each, 0.5);
+      return Collections.singletonList(mine).iterator();
     }).collect();
-    for (long[] nanos : all) {
-      for (int r = 0; r < rounds; r++) {
-        us[r] = Math.max(us[r], nanos[r] / 1e3 / calls);
+    for (double[] mine : all) {
+      for (int r = 0; r <= rounds; r++) {
+        us[r] = Math.max(us[r], mine[r]);
       }
-      us[rounds] = Math.max(us[rounds], nanos[rounds] / 1e3);
     }
     return us;
   }
