@@ -77,6 +77,17 @@ public enum DType {
     return this != I32 && this != I64;
   }
 
+  /** Bytes per element of the sender's buffer for wire code {@code code} (1 for BYTES and unknown codes). */
+  public static int byteSizeOfWireCode(int code) {
+    if (code == F32_AS_BF16_WIRE_CODE) {
+      return F32.byteSize;
+    }
+    if (code == F16_ON_16_BIT_WIRE_CODE || code == BF16_ON_16_BIT_WIRE_CODE) {
+      return F16.byteSize;
+    }
+    return code > 0 && code < BY_CODE.length ? BY_CODE[code].byteSize : 1;
+  }
+
   /** The name of a wire code, for error messages. */
   public static String nameOfWireCode(int code) {
     if (code == BYTES_WIRE_CODE) {

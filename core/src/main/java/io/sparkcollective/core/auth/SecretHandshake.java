@@ -43,8 +43,11 @@ import javax.crypto.spec.SecretKeySpec;
  * Messages must come in exactly this order; anything else ends the handshake.
  */
 public final class SecretHandshake {
-  /** Protocol version spoken by this build (4: reductions' bfloat16 payloads in pairs of values, Bf16Pairs). */
-  public static final int VERSION = 4;
+  /**
+   * Protocol version spoken by this build (5: a LEAVE counts the connections it is sent over, since small
+   * operations take the connection a pair shares; 4: reductions' bfloat16 payloads in pairs of values).
+   */
+  public static final int VERSION = 5;
   public static final int NONCE_BYTES = 32;
   public static final int MAC_BYTES = 32;
   /** Longest endpoint name in a HELLO ({@code host:port}). */

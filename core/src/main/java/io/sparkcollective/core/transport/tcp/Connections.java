@@ -20,12 +20,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * An endpoint's authenticated connections: one outbound connection per (remote endpoint, channel), made on
+ * An endpoint's authenticated connections: one connection per (remote endpoint, channel) to send over, made on
  * first use and reused by every group; the inbound ones that peers made; and the writes onto them. Who
  * moves a connection's bytes (Netty's pipeline or the caller-driven I/O) is the {@link Link}'s business.
  *
- * <p>An outbound connection only carries this endpoint's messages; an inbound one carries the remote
- * ranks' frames, so only losing an inbound one loses peers (see {@link #lost}).
+ * <p>With one channel, a pair of endpoints sends the DATA of its small operations both ways over the connection
+ * the endpoint of the smaller name dialled, where it can ({@link #twoWayLink}); larger ones go over the sender's
+ * own connection. An inbound connection, and an outbound one a peer may send over, carry the remote ranks'
+ * frames, so losing one loses peers (see {@link #lost}).
  */
 final class Connections implements LinkListener {
   private static final Logger LOG = LoggerFactory.getLogger(Connections.class);
@@ -44,7 +46,11 @@ final class Connections implements LinkListener {
   private final EventExecutorGroup loops;
   private final Dialler dialler;
   private final GroupRegistry registry;
+  /** Whether peers' connections are sent over both ways (one channel per pair of endpoints). */
+  private final boolean twoWay;
   private final ConcurrentHashMap<String, Promise<Link>> outbound = new ConcurrentHashMap<>();
+  /** Inbound connections that the peer may be answered over, by the peer's name: see {@link #heard}. */
+  private final ConcurrentHashMap<String, Link> heardFrom = new ConcurrentHashMap<>();
   private final Map<Link, String> openLinks = new ConcurrentHashMap<>();
   private volatile boolean closing;
   /**
@@ -57,15 +63,17 @@ final class Connections implements LinkListener {
 
   /**
    * Connections of the endpoint at {@code addressKey} (known once it listens); messages to itself go straight to
-   * {@code registry}, its groups; promises are made on {@code loops}.
+   * {@code registry}, its groups; promises are made on {@code loops}; {@code twoWay}: send over the peers'
+   * connections too (one channel per pair of endpoints).
    */
   Connections(Supplier<String> addressKey, long connectTimeoutMs, EventExecutorGroup loops, Dialler dialler,
-      GroupRegistry registry) {
+      GroupRegistry registry, boolean twoWay) {
     this.addressKey = addressKey;
     this.connectTimeoutMs = connectTimeoutMs;
     this.loops = loops;
     this.dialler = dialler;
     this.registry = registry;
+    this.twoWay = twoWay;
   }
 
   /** The name of connection number {@code channel} (from 0) to endpoint {@code key}. */
@@ -81,6 +89,30 @@ final class Connections implements LinkListener {
   @Override
   public void opened(Link link, String remoteKey) {
     openLinks.put(link, remoteKey);
+  }
+
+  /** {@code remoteKey} dialled {@code link}: messages may go back over it once it has sent something. */
+  @Override
+  public void heard(Link link, String remoteKey) {
+    if (twoWay && link.twoWay() && !closing) {
+      heardFrom.put(remoteKey, link);
+    }
+  }
+
+  /**
+   * The connection that endpoint {@code key} dialled to this one and that this endpoint may send over too
+   * ({@link Link#twoWay}), if {@code key}'s name is the smaller of the two and {@code connectionKey} names the
+   * pair's only connection per direction; else null. Both endpoints of a pair then send their small messages
+   * over the connection the smaller one dialled (see {@link TcpTransport}), so each side's messages carry the
+   * acknowledgements of the other's instead of costing a packet of their own. Only for a connection the peer
+   * has already sent over: until then, bytes sent its way could meet its side's handshake.
+   */
+  Link twoWayLink(String connectionKey, String key) {
+    if (!twoWay || !connectionKey.equals(key) || key.compareTo(addressKey.get()) >= 0) {
+      return null;
+    }
+    Link heard = heardFrom.get(key);
+    return heard != null && heard.isActive() ? heard : null;
   }
 
   /**
@@ -219,22 +251,24 @@ final class Connections implements LinkListener {
   }
 
   /**
-   * A connection to {@code remoteKey} closed. An outbound one only carried this endpoint's messages (the
-   * next send dials again, and fails if the peer is gone); an inbound one carried the remote ranks' frames,
-   * so every rank reached through that endpoint that had not left is lost. Deciding on the inbound
-   * connection keeps a graceful close (LEAVE, then the socket closes) from racing with the loss of the
-   * other connection.
+   * A connection to {@code remoteKey} closed; the next send to that endpoint dials again (and fails if it is
+   * gone). An outbound connection that only carried this endpoint's messages (a shared-memory ring's, see
+   * {@link Link#twoWay}) loses nothing else; an inbound one, or an outbound one the peer may have sent over,
+   * carried the remote ranks' frames, so every rank reached through that endpoint that had not left is lost.
+   * A rank leaves (LEAVE) before its sockets close, over every connection its frames took, so a graceful close
+   * does not race with the loss (see {@link TcpTransport#endpointLost}).
    */
   @Override
   public void lost(String remoteKey, Link link, boolean isOutbound, String why) {
     openLinks.remove(link);
-    if (isOutbound) {
-      // Whichever of the connections to that endpoint it was.
-      outbound.entrySet().removeIf(e -> e.getValue().isDone() && e.getValue().getNow() == link);
+    heardFrom.remove(remoteKey, link);
+    // Whichever of the connections to that endpoint it was.
+    outbound.entrySet().removeIf(e -> e.getValue().isDone() && e.getValue().getNow() == link);
+    if (isOutbound && !(twoWay && link.twoWay())) {
       return;
     }
     if (!closing) {
-      registry.endpointLost(remoteKey, why);
+      registry.endpointLost(remoteKey, why, openLinks.containsValue(remoteKey));
     }
   }
 

@@ -228,10 +228,10 @@ final class GroupRegistry implements Inbound {
   }
 
   @Override
-  public void onLeave(String remoteKey, long group, int source, int dest) {
+  public void onLeave(String remoteKey, long group, int source, int dest, int copies) {
     TcpTransport t = registered(group, dest);
     if (t != null && admitted(t, remoteKey, "LEAVE", source)) {
-      t.onLeave(source);
+      t.onLeave(source, copies);
     }
   }
 
@@ -258,12 +258,15 @@ final class GroupRegistry implements Inbound {
     return droppedMessages.get();
   }
 
-  /** The connection carrying {@code remoteKey}'s frames closed: every rank here with a peer there hears of it. */
-  void endpointLost(String remoteKey, String why) {
+  /**
+   * A connection carrying {@code remoteKey}'s frames closed ({@code othersOpen}: another connection to that
+   * endpoint is still open): every rank here with a peer there hears of it.
+   */
+  void endpointLost(String remoteKey, String why, boolean othersOpen) {
     for (TcpTransport[] slot : groups.values()) {
       for (TcpTransport t : slot.clone()) {
         if (t != null) {
-          t.endpointLost(remoteKey, why);
+          t.endpointLost(remoteKey, why, othersOpen);
         }
       }
     }

@@ -76,7 +76,7 @@ public final class TcpEndpoint implements AutoCloseable {
     boolean callerDriven = config.callerProgress();
     this.pipelines = new NettyPipelines(config, callerDriven);
     this.connections = new Connections(this::addressKey, config.connectTimeoutMs(), pipelines.executors(),
-        pipelines::dial, registry);
+        pipelines::dial, registry, config.channels() == 1);
     try {
       this.io = callerDriven ? new CallerDrivenIo(config, clock, pool, this::addressKey, registry, connections)
           : null;
@@ -267,6 +267,7 @@ public final class TcpEndpoint implements AutoCloseable {
         }
       }
       t.awaitJoined(deadline, cancellation);
+      t.chooseRoutes();
       return t;
     } catch (RuntimeException e) {
       if (e instanceof CollectiveException) {
@@ -345,6 +346,11 @@ public final class TcpEndpoint implements AutoCloseable {
   /** See {@link Connections#connected}. */
   Link connected(String connectionKey) {
     return connections.connected(connectionKey);
+  }
+
+  /** See {@link Connections#twoWayLink}. */
+  Link twoWayLink(String connectionKey, String key) {
+    return connections.twoWayLink(connectionKey, key);
   }
 
   /** See {@link Connections#writeWithoutWaiting}. */

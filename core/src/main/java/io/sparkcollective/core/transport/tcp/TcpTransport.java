@@ -4,8 +4,10 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.sparkcollective.core.api.Cancellation;
 import io.sparkcollective.core.api.CollectiveException;
+import io.sparkcollective.core.api.DType;
 import io.sparkcollective.core.api.PeerLostException;
 import io.sparkcollective.core.api.RemoteFailureException;
+import io.sparkcollective.core.config.Tuning;
 import io.sparkcollective.core.transport.CallSignature;
 import io.sparkcollective.core.transport.Frame;
 import io.sparkcollective.core.transport.Inbox;
@@ -23,6 +25,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.zip.CRC32C;
 import org.slf4j.Logger;
@@ -41,6 +44,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class TcpTransport implements Transport {
   private static final Logger LOG = LoggerFactory.getLogger(TcpTransport.class);
+  /** Most connections a rank's frames to one peer take (its own, and one its peer's endpoint dialled). */
+  static final int MAX_LEAVE_COPIES = 2;
 
   private final TcpEndpoint endpoint;
   private final long groupId;
@@ -62,6 +67,10 @@ public final class TcpTransport implements Transport {
   private final boolean[] sameEndpoint;
   /** The connection to each peer as {@link #acquireFor} last found it (the sending thread's; a cache). */
   private final Link[] claimLinks;
+  /** See {@link #chooseRoutes}: set once, before the group's first operation (all null until then). */
+  private volatile Link[] smallRoutes;
+  /** LEAVE notices that came from each peer (see {@link #onLeave}). */
+  private final AtomicIntegerArray leaves;
   /** The connection each peer's frames came through last (a hint for the receiving thread; races are harmless). */
   private final Link[] routes;
   /** Where links deliver this rank's DATA payloads. */
@@ -126,6 +135,8 @@ public final class TcpTransport implements Transport {
     this.sameEndpoint = new boolean[size];
     this.claimLinks = new Link[size];
     this.routes = new Link[size];
+    this.smallRoutes = new Link[size];
+    this.leaves = new AtomicIntegerArray(size);
     int channel = rank % endpoint.config().channels();
     for (int p = 0; p < size; p++) {
       connectionKeys[p] = TcpEndpoint.channelKey(peerKeys[p], channel);
@@ -372,10 +383,53 @@ public final class TcpTransport implements Transport {
       return;
     }
     try {
-      endpoint.write(connectionKeys[peer], peerKeys[peer], peerAddresses[peer], message);
+      Link route = smallRoute(peer, frame);
+      if (route != null) {
+        route.write(message);
+      } else {
+        endpoint.write(connectionKeys[peer], peerKeys[peer], peerAddresses[peer], message);
+      }
     } catch (CollectiveException e) {
       throw lostSending(peer, e);
     }
+  }
+
+  /**
+   * Where this rank sends to each peer the DATA of operations of {@link Tuning#TWO_WAY_MAX_BYTES} or less: the
+   * connection the peer's endpoint dialled to this one, where the pair shares it both ways (see
+   * {@link Connections#twoWayLink}), else null (this rank's own connection, as larger operations). Chosen once the
+   * group has formed: the peer's JOIN came over that connection, so the peer reads from it.
+   */
+  void chooseRoutes() {
+    Link[] chosen = new Link[size];
+    for (int p = 0; p < size; p++) {
+      if (p != rank && !sameEndpoint[p]) {
+        chosen[p] = endpoint.twoWayLink(connectionKeys[p], peerKeys[p]);
+      }
+    }
+    smallRoutes = chosen;
+  }
+
+  /**
+   * The ends ({@code local->remote}) of the connection this rank's operations to {@code peer} take: {@code small}
+   * ones (see {@link #chooseRoutes}) or larger ones; null if there is none (tests).
+   */
+  String connectionTo(int peer, boolean small) {
+    Link shared = smallRoutes[peer];
+    Link link = small && shared != null ? shared : endpoint.connected(connectionKeys[peer]);
+    return link == null ? null : link.ends();
+  }
+
+  /**
+   * The connection {@code frame} goes to {@code peer} over if not this rank's own: one operation's frames all
+   * take one connection (by its size, which every frame of it carries), so they keep their order.
+   */
+  private Link smallRoute(int peer, Frame frame) {
+    Link route = smallRoutes[peer];
+    if (route == null || frame.count() > Tuning.TWO_WAY_MAX_BYTES / DType.byteSizeOfWireCode(frame.dtype())) {
+      return null;
+    }
+    return route;
   }
 
   /**
@@ -390,12 +444,15 @@ public final class TcpTransport implements Transport {
         || frame.lender() != null) {
       return false;
     }
-    Link link = claimLinks[peer];
-    if (link == null || !link.isActive()) {
-      link = endpoint.connected(connectionKeys[peer]);
-      claimLinks[peer] = link;
-      if (link == null) {
-        return false;
+    Link link = smallRoute(peer, frame);
+    if (link == null) {
+      link = claimLinks[peer];
+      if (link == null || !link.isActive()) {
+        link = endpoint.connected(connectionKeys[peer]);
+        claimLinks[peer] = link;
+        if (link == null) {
+          return false;
+        }
       }
     }
     CollectiveException failed = inbox.failure();
@@ -536,20 +593,55 @@ public final class TcpTransport implements Transport {
     inbox.fail(new RemoteFailureException(from, PeerText.escape(reason)));
   }
 
-  void onLeave(int source) {
-    if (source >= 0 && source < size) {
-      inbox.markGone(source, new PeerLostException(source, describe(source) + " left group " + groupName));
+  /**
+   * Rank {@code source} left, in one of {@code copies} notices, one over each connection its frames to this rank
+   * may have taken: it is gone once all have come, so that no frame still on its way over another connection
+   * finds it gone.
+   */
+  void onLeave(int source, int copies) {
+    if (source < 0 || source >= size) {
+      return;
+    }
+    if (copies < 1 || copies > MAX_LEAVE_COPIES) {
+      abort(new CollectiveException("rank " + rank + " of group " + groupName + " received a LEAVE from "
+          + describe(source) + " sent over " + copies + " connections (1 to " + MAX_LEAVE_COPIES + " expected)"));
+      return;
+    }
+    if (leaves.incrementAndGet(source) == copies) {
+      markLeft(source);
     }
   }
 
+  /** LEAVE notices that came from rank {@code source} (tests). */
+  int leavesFrom(int source) {
+    return leaves.get(source);
+  }
+
+  /** Whether rank {@code source} left this group (tests). */
+  boolean hasLeft(int source) {
+    return inbox.isGone(source);
+  }
+
+  private void markLeft(int source) {
+    inbox.markGone(source, new PeerLostException(source, describe(source) + " left group " + groupName));
+  }
+
   /**
-   * The connection that carries the frames of {@code remoteKey}'s ranks closed: the group fails, naming the
-   * first of them that had not left it. Ranks that left (their LEAVE came first on that same connection) are
-   * gone already; their endpoint closing afterwards is no failure.
+   * A connection that carries the frames of {@code remoteKey}'s ranks closed ({@code othersOpen}: another one to
+   * that endpoint is still open): the group fails, naming the first of them that had not left it. Ranks that left
+   * (their LEAVE came first on that same connection) are gone already; their endpoint closing afterwards is no
+   * failure. A rank whose LEAVE came over some of its connections only left too: while another connection is open,
+   * what it sent over that one is still coming; with none open, it is gone.
    */
-  void endpointLost(String remoteKey, String why) {
+  void endpointLost(String remoteKey, String why, boolean othersOpen) {
     for (int p = 0; p < size; p++) {
       if (p != rank && peerKeys[p].equals(remoteKey) && !inbox.isGone(p)) {
+        if (leaves.get(p) > 0) {
+          if (!othersOpen) {
+            markLeft(p);
+          }
+          continue;
+        }
         abort(new PeerLostException(p, "rank " + rank + " of group " + groupName + " lost " + describe(p) + ": "
             + why));
         return;
@@ -619,7 +711,16 @@ public final class TcpTransport implements Transport {
         if (p == rank) {
           continue;
         }
-        ByteBuf out = ControlMessages.leave(PooledByteBufAllocator.DEFAULT, groupId, rank, p);
+        Link shared = smallRoutes[p];
+        int copies = shared == null ? 1 : 2;
+        if (shared != null) {
+          try {
+            shared.write(ControlMessages.leave(PooledByteBufAllocator.DEFAULT, groupId, rank, p, copies));
+          } catch (CollectiveException e) {
+            LOG.debug("{} rank {}: LEAVE to {} lost with its connection", groupName, rank, describe(p), e);
+          }
+        }
+        ByteBuf out = ControlMessages.leave(PooledByteBufAllocator.DEFAULT, groupId, rank, p, copies);
         endpoint.writeWithoutWaiting(connectionKeys[p], peerKeys[p], peerAddresses[p], out);
       }
     }

@@ -239,7 +239,7 @@ class HostilePeerTest {
         assertEquals(WireFormat.ACCEPT, intruder.handshake(TcpCluster.SECRET, "127.0.0.1:1", a.addressKey()),
             "a peer with the secret authenticates, as its own endpoint");
         intruder.writeTagged(ControlMessages.abort(PooledByteBufAllocator.DEFAULT, group, 1, 0, 1, "forged abort"));
-        intruder.writeTagged(ControlMessages.leave(PooledByteBufAllocator.DEFAULT, group, 1, 0));
+        intruder.writeTagged(ControlMessages.leave(PooledByteBufAllocator.DEFAULT, group, 1, 0, 1));
         intruder.write(dataMessage(group, 1, 0, 1000f));
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (a.droppedMessages() < 3 && System.nanoTime() < until) {

@@ -438,7 +438,7 @@ class TcpTransportTest {
       TcpEndpoint closed = cluster.endpoint(0);
       TcpEndpoint never = cluster.endpoint(2);
       io.netty.buffer.ByteBuf late = io.sparkcollective.core.transport.tcp.protocol.ControlMessages.leave(
-          io.netty.buffer.PooledByteBufAllocator.DEFAULT, 7L, 0, 1);
+          io.netty.buffer.PooledByteBufAllocator.DEFAULT, 7L, 0, 1, 1);
       closed.writeWithoutWaiting(never.addressKey(), never.addressKey(), never.address(), late);
       assertEquals(0, late.refCnt(), "a notice written after the endpoint closed is released at once");
       List<String> leaks = NettyLeaks.collect();

@@ -104,8 +104,9 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
   private final AtomicInteger queuedWriters = new AtomicInteger();
   /** Connections whose DATA comes as records through the peer's ring (copy on write, under this object's lock). */
   private volatile DirectLink[] ringLinks = NO_LINKS;
+  /** Connections the peer's frames may come through: inbound ones, and outbound ones a peer may send over too. */
   private int inboundLinks;
-  /** Every inbound connection has a ring: the sockets carry only control messages and wake-ups. */
+  /** Every connection frames come through has a ring: the sockets carry only control messages and wake-ups. */
   private volatile boolean ringsOnly;
   /** When the driver last polled the sockets (driving thread). */
   private long lastSelectNanos;
@@ -173,9 +174,13 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
   public Link adopt(java.nio.channels.SocketChannel socket, String remoteKey, boolean outbound, LinkKeys keys)
       throws IOException {
     DirectLink link = new DirectLink(this, socket, remoteKey, outbound, keys);
+    if (!outbound) {
+      // Before anything is read from it: the peer's first message (its JOIN) then finds the connection known.
+      listener.heard(link, remoteKey);
+    }
     link.register(selector);
     links.add(link);
-    if (!outbound) {
+    if (!outbound || link.twoWay()) {
       synchronized (this) {
         inboundLinks++;
         recountRings();
@@ -286,7 +291,7 @@ public final class CallerDrivenIo implements SocketAdopter, AutoCloseable {
   }
 
   void forget(DirectLink link) {
-    if (links.remove(link) && !link.outbound()) {
+    if (links.remove(link) && (!link.outbound() || link.twoWay())) {
       synchronized (this) {
         inboundLinks--;
         recountRings();

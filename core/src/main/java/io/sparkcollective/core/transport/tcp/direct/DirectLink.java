@@ -89,6 +89,8 @@ final class DirectLink implements Link, Frame.Lender, PostedReceive.Reader {
   private SharedMemoryRing claimRing;
   private WireBuffer claimWindow;
   private ByteBuf claimMemory;
+  /** See {@link Link#twoWay}: no shared-memory ring would carry this connection's DATA one way only. */
+  private final boolean twoWay;
 
   DirectLink(CallerDrivenIo io, SocketChannel socket, String remoteKey, boolean outbound, LinkKeys keys)
       throws IOException {
@@ -100,6 +102,7 @@ final class DirectLink implements Link, Frame.Lender, PostedReceive.Reader {
     this.records = !outgoing.coversData();
     this.reader = new DirectReader(this, io, socket, remoteKey, keys.incoming);
     socket.configureBlocking(false);
+    this.twoWay = !io.offersRings() || !remoteOnThisHost();
     long now = io.clock().nanoTime();
     this.lastReadNanos = now;
     this.lastWriteNanos = now;
@@ -189,6 +192,20 @@ final class DirectLink implements Link, Frame.Lender, PostedReceive.Reader {
 
   boolean outbound() {
     return outbound;
+  }
+
+  @Override
+  public boolean twoWay() {
+    return twoWay;
+  }
+
+  @Override
+  public String ends() {
+    try {
+      return Link.ends(socket.getLocalAddress(), socket.getRemoteAddress());
+    } catch (IOException e) {
+      return "closed";
+    }
   }
 
   long lastReadNanos() {

@@ -2,6 +2,8 @@ package io.sparkcollective.core.transport.tcp.link;
 
 import io.netty.buffer.ByteBuf;
 import io.sparkcollective.core.transport.Frame;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.nio.ByteBuffer;
 
 /**
@@ -57,6 +59,30 @@ public interface Link {
    */
   default boolean writeFrom(ByteBuf header, ByteBuffer payload) {
     return false;
+  }
+
+  /**
+   * Whether messages may go both ways over this link: false where a shared-memory ring would carry its DATA in
+   * one direction only (an outbound connection to an endpoint of this host), so each side sends over its own.
+   */
+  default boolean twoWay() {
+    return true;
+  }
+
+  /** {@code local->remote}: the socket addresses of the connection's two ends (for logs and tests). */
+  String ends();
+
+  /** {@link #ends} of a connection between {@code local} and {@code remote}. */
+  static String ends(SocketAddress local, SocketAddress remote) {
+    return text(local) + "->" + text(remote);
+  }
+
+  private static String text(SocketAddress a) {
+    if (a instanceof InetSocketAddress) {
+      InetSocketAddress i = (InetSocketAddress) a;
+      return i.getHostString() + ":" + i.getPort();
+    }
+    return String.valueOf(a);
   }
 
   boolean isActive();

@@ -18,6 +18,11 @@ final class ChannelLink implements Link {
   }
 
   @Override
+  public String ends() {
+    return Link.ends(ch.localAddress(), ch.remoteAddress());
+  }
+
+  @Override
   public boolean isActive() {
     return ch.isActive();
   }

@@ -31,6 +31,8 @@ final class MessageHandler extends ChannelInboundHandlerAdapter {
   private final DataHeader header = new DataHeader();
   private volatile String closeReason;
   private final LinkKeys keys;
+  /** Whether a message came in yet (this connection's event loop only). */
+  private boolean heard;
 
   MessageHandler(PipelineContext context, String remoteKey, boolean outbound, LinkKeys keys) {
     this.context = context;
@@ -64,6 +66,12 @@ final class MessageHandler extends ChannelInboundHandlerAdapter {
         return;
       }
       byte type = in.readByte();
+      if (!heard) {
+        heard = true;
+        if (!outbound) {
+          context.links.heard(link, remoteKey);
+        }
+      }
       String bad = MessageDispatcher.dispatch(context.inbound, remoteKey, type, in, header, keys.incoming);
       if (bad == null && type == WireFormat.SHM_OFFER && in.readableBytes() >= Long.BYTES) {
         // Netty's threads read this connection: payloads keep coming over the socket, and the sender may

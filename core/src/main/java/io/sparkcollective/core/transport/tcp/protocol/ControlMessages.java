@@ -12,7 +12,7 @@ import java.nio.charset.StandardCharsets;
  *
  * <pre>
  *  ABORT       (2): group int64, source int32, dest int32, origin int32, reason (UTF-8, rest)
- *  LEAVE       (3): group int64, source int32, dest int32
+ *  LEAVE       (3): group int64, source int32, dest int32, copies int32 (connections it is sent over)
  *  JOIN        (4): group int64, source int32, dest int32, size int32
  *  REFUSE_JOIN (5): group int64, source int32, dest int32, reason (UTF-8, rest)
  *  HEARTBEAT   (6): empty
@@ -42,7 +42,7 @@ public final class ControlMessages {
 
     void onAbort(String remoteKey, long group, int source, int dest, int origin, String reason);
 
-    void onLeave(String remoteKey, long group, int source, int dest);
+    void onLeave(String remoteKey, long group, int source, int dest, int copies);
   }
 
   public static ByteBuf join(ByteBufAllocator alloc, long group, int source, int dest, int size) {
@@ -65,9 +65,13 @@ public final class ControlMessages {
     return finish(out);
   }
 
-  public static ByteBuf leave(ByteBufAllocator alloc, long group, int source, int dest) {
-    ByteBuf out = start(alloc, WireFormat.LEAVE, GROUP_HEADER_BYTES);
-    out.writeLongLE(group).writeIntLE(source).writeIntLE(dest);
+  /**
+   * A rank's departure, sent over each of the {@code copies} connections that its frames to {@code dest} may have
+   * taken: the receiver counts them, so that none overtakes frames still coming over another connection.
+   */
+  public static ByteBuf leave(ByteBufAllocator alloc, long group, int source, int dest, int copies) {
+    ByteBuf out = start(alloc, WireFormat.LEAVE, GROUP_HEADER_BYTES + Integer.BYTES);
+    out.writeLongLE(group).writeIntLE(source).writeIntLE(dest).writeIntLE(copies);
     return finish(out);
   }
 
@@ -141,7 +145,7 @@ public final class ControlMessages {
           return null;
         }
         case WireFormat.LEAVE:
-          handler.onLeave(remoteKey, in.readLongLE(), in.readIntLE(), in.readIntLE());
+          handler.onLeave(remoteKey, in.readLongLE(), in.readIntLE(), in.readIntLE(), in.readIntLE());
           return null;
         case WireFormat.JOIN:
           handler.onJoin(remoteKey, in.readLongLE(), in.readIntLE(), in.readIntLE(), in.readIntLE());

@@ -366,7 +366,7 @@ class HandshakeHandlersTest {
   @Test
   void decoderShouldReassembleAMessageSplitAcrossReadsAndStripItsLength() {
     EmbeddedChannel ch = new EmbeddedChannel(NettyPipelines.frameDecoder());
-    ByteBuf whole = ControlMessages.leave(ch.alloc(), 0x1234L, 3, 1);
+    ByteBuf whole = ControlMessages.leave(ch.alloc(), 0x1234L, 3, 1, 1);
     int n = whole.readableBytes();
     ch.writeInbound(whole.retainedSlice(0, 3));
     assertNull(ch.readInbound(), "not before its length field is complete");

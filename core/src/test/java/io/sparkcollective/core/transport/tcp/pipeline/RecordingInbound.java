@@ -63,8 +63,8 @@ final class RecordingInbound implements Inbound, LinkListener {
   }
 
   @Override
-  public void onLeave(String remoteKey, long group, int source, int dest) {
-    events.add("LEAVE " + Long.toHexString(group) + " " + source + "->" + dest);
+  public void onLeave(String remoteKey, long group, int source, int dest, int copies) {
+    events.add("LEAVE " + Long.toHexString(group) + " " + source + "->" + dest + (copies == 1 ? "" : " x" + copies));
   }
 
   @Override
