@@ -168,9 +168,8 @@ class TwoWayConnectionTest {
         float[] tail = new float[16];
         Arrays.fill(tail, seed + 0.25f);
         assertArrayEquals(tail, got[1]);
-        awaitTrue(() -> t.leavesFrom(root) == 2, "both of the root's LEAVE notices, round " + round + ": "
-            + t.leavesFrom(root));
-        assertTrue(t.hasLeft(root));
+        awaitTrue(() -> t.hasLeft(root), "the root gone, round " + round + ": " + t.leavesFrom(root) + " notices");
+        assertEquals(2, t.leavesFrom(root), "the root is gone only once both of its LEAVE notices came");
         g.get(receiver).close();
       }
     }
