@@ -30,7 +30,11 @@ import java.util.function.DoubleFunction;
  * <p>The network is taken from measurements, not from the nominal rate: the link rate from iperf3 between two
  * of the hosts ({@code iperf.json}: goodput, so TCP/IP's headers are in it); the CPU a message costs from the
  * smallest group's 4-byte DIRECT all-reduce and the context switch from the largest group's 4-byte RING one
- * (every rank on the machine's cores). For {@code benchmarks/bed/bench.sh}'s output:
+ * (every rank on the machine's cores). On loopback, where the kernel's copies are the ranks' own CPU work, also
+ * the rates of the bytes through the kernel (the smallest group's RING all-reduces of the largest size and of a
+ * 64th of it), of a rank's work on its own vector in memory (its DIRECT all-reduces of the same two sizes) and
+ * the share of its rate a rank moves bytes at once it had to wait for a core (the largest group's largest RING
+ * all-reduce). For {@code benchmarks/bed/bench.sh}'s output:
  *
  * <pre>
  * java -cp benchmarks/target/benchmarks.jar io.sparkcollective.benchmarks.SimulationValidation \
@@ -116,26 +120,52 @@ public final class SimulationValidation {
     int largest = sizes[sizes.length - 1];
     SweepReport.Row ringTiny = SweepReport.parseRounds(dir.resolve(rate + "-" + largest), "ours-RING").get(4L);
     boolean fitSwitch = ringTiny != null && largest > sizes[0];
+    // On loopback two more, fitted like the copy rate: how fast a rank copies and combines its own vector in
+    // memory (its stashed copy in DIRECT), against the bytes through the kernel, from the smallest group's DIRECT
+    // all-reduces of the two sizes the copy rate is fitted at (the model's two memory rates scaled alike, and taken
+    // between the two sizes as the copy rate is); and the share of its rate a rank moves bytes at once it had to
+    // wait for a core, from the largest group's largest RING all-reduce (every rank copying at once, more ranks
+    // than cores).
+    Map<Long, SweepReport.Row> direct = SweepReport.parseRounds(first, "ours-DIRECT");
+    SweepReport.Row directMid = bigRing == null ? null : direct.get(fastUpTo);
+    SweepReport.Row directBig = bigRing == null ? null : direct.get(slowFrom);
+    SweepReport.Row ringCrowded = bed || largest <= cores(base) ? null
+        : SweepReport.parseRounds(dir.resolve(rate + "-" + largest), "ours-RING").get(slowFrom);
+    double memory = 1;
+    double memorySlow = 1;
     int cores = base.machineCores();
     double overhead = base.overheadSeconds();
     double switchSeconds = 0;
+    double crowded = 1;
     for (int round = 0; round < 6; round++) {
-      NetworkModel at = base.machineCores(cores, switchSeconds);
+      NetworkModel at = base.machineCores(cores, switchSeconds).crowded(crowded);
       if (bigRing != null) {
         slowRate = fit(r -> withRate(at, r), Algorithm.RING, sizes[0], bigRing, segment, 1e7, 1e12, false);
         fastRate = fit(r -> withRate(at, r), Algorithm.RING, sizes[0], smallRing, segment, 1e7, 1e12, false);
         base = base.cpu(overhead, fastRate, fastRate);
       }
-      NetworkModel now = base.machineCores(cores, switchSeconds);
+      NetworkModel now = base.machineCores(cores, switchSeconds).crowded(crowded);
       overhead = fit(o -> withOverhead(now, o), Algorithm.DIRECT, sizes[0], tiny, segment, 1e-8, 1e-2, true);
       base = withOverhead(base, overhead);
       if (fitSwitch) {
-        NetworkModel then = base;
+        NetworkModel then = base.crowded(crowded);
         switchSeconds = fit(w -> then.machineCores(cores, w), Algorithm.RING, largest, ringTiny, segment, 1e-9, 1e-2,
             true);
       }
+      if (directMid != null) {
+        NetworkModel then = base.machineCores(cores, switchSeconds).crowded(crowded);
+        memory = fit(m -> withMemory(then, m), Algorithm.DIRECT, sizes[0], directMid, segment, 0.01, 100, false);
+        NetworkModel slow = withRate(then, slowRate);
+        memorySlow = directBig == null ? memory
+            : fit(m -> withMemory(slow, m), Algorithm.DIRECT, sizes[0], directBig, segment, 0.01, 100, false);
+        base = withMemory(base, memory);
+      }
+      if (ringCrowded != null) {
+        NetworkModel then = withRate(base.machineCores(cores, switchSeconds), slowRate);
+        crowded = fit(then::crowded, Algorithm.RING, largest, ringCrowded, segment, 0.05, 1, false);
+      }
     }
-    NetworkModel model = base.machineCores(cores, switchSeconds);
+    NetworkModel model = base.machineCores(cores, switchSeconds).crowded(crowded);
     if (bigRing != null) {
       network += String.format(Locale.ROOT, "; the ranks' copies and reductions at %.2f GB/s up to %d bytes and "
           + "%.2f GB/s from %d bytes (fitted to the %d-rank RING all-reduces of those sizes, %.0f and %.0f us "
@@ -146,6 +176,20 @@ public final class SimulationValidation {
         + "DIRECT all-reduce, %.1f us measured); %.1f us to resume on a core another rank used (from the %d-rank "
         + "4-byte RING all-reduce, %.1f us measured); no latency beyond the CPU", overhead * 1e6, sizes[0],
         tiny.medianUs, switchSeconds * 1e6, largest, ringTiny != null ? ringTiny.medianUs : Double.NaN);
+    if (directMid != null) {
+      network += String.format(Locale.ROOT, "; a rank's own vector copied and combined in memory at %.1f and %.1f "
+          + "GB/s up to %d bytes and %.1f and %.1f GB/s from %d bytes (fitted to the %d-rank DIRECT all-reduces of "
+          + "those sizes, %.0f and %s us measured)", memory * Tuning.MODEL_COPY_BYTES_PER_SECOND / 1e9,
+          memory * Tuning.MODEL_REDUCE_BYTES_PER_SECOND / 1e9, fastUpTo,
+          memorySlow * Tuning.MODEL_COPY_BYTES_PER_SECOND / 1e9,
+          memorySlow * Tuning.MODEL_REDUCE_BYTES_PER_SECOND / 1e9, slowFrom, sizes[0], directMid.medianUs,
+          directBig == null ? "no" : String.format(Locale.ROOT, "%.0f", directBig.medianUs));
+    }
+    if (ringCrowded != null) {
+      network += String.format(Locale.ROOT, "; a rank that had to wait for a core moves its bytes at %.2f of its "
+          + "rate (from the %d-rank %d-byte RING all-reduce, %.0f us measured)", crowded, largest, ringCrowded.bytes,
+          ringCrowded.medianUs);
+    }
 
     StringBuilder md = new StringBuilder("# Simulated against measured all-reduce times\n\n");
     md.append(String.format(Locale.ROOT, "%s: %s. Times in us: medians of batches of all-reduces back to back over "
@@ -190,6 +234,9 @@ public final class SimulationValidation {
               : AlgorithmChoice.of(Algorithm.valueOf(a), null);
           // As measured: a batch of all-reduces back to back, timed together, over the batch's size.
           NetworkModel at = slowRate > 0 ? withRate(model, rate(bytes, fastRate, fastUpTo, slowRate, slowFrom)) : model;
+          if (directMid != null) {
+            at = withMemory(at, rate(bytes, memory, fastUpTo, memorySlow, slowFrom));
+          }
           double sim = NetworkSimulator.run(AlgorithmSelector.implementation(c, Placement.flat(n)), n,
               (int) Math.max(1, bytes / Float.BYTES), Float.BYTES, segment, at, m.batch).seconds() * 1e6
               / m.batch;
@@ -222,8 +269,17 @@ public final class SimulationValidation {
     return fast * Math.pow(slow / fast, f);
   }
 
+  private static int cores(NetworkModel m) {
+    return m.machineCores() > 0 ? m.machineCores() : Integer.MAX_VALUE;
+  }
+
   private static NetworkModel withRate(NetworkModel m, double rate) {
     return m.cpu(m.overheadSeconds(), rate, rate);
+  }
+
+  /** The model with its memory rates at {@code scale} times the cost model's ({@link Tuning}'s MODEL_ rates). */
+  private static NetworkModel withMemory(NetworkModel m, double scale) {
+    return m.memory(scale * Tuning.MODEL_REDUCE_BYTES_PER_SECOND, scale * Tuning.MODEL_COPY_BYTES_PER_SECOND);
   }
 
   private static NetworkModel withOverhead(NetworkModel m, double overhead) {

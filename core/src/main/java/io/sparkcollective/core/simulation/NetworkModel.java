@@ -41,6 +41,8 @@ public final class NetworkModel {
     double burstPeakFactor = 1;
     int machineCores;
     double switchSeconds;
+    /** The share of its rate a rank's CPU work runs at when it had to wait for a core (1: all of it). */
+    double crowdedFactor = 1;
     /** Rates of a rank's work on memory alone (0: the message rates). */
     double memoryReduceBytesPerSecond;
     double memoryCopyBytesPerSecond;
@@ -76,6 +78,9 @@ public final class NetworkModel {
     notNegative("memory reduction rate", v.memoryReduceBytesPerSecond);
     notNegative("memory copy rate", v.memoryCopyBytesPerSecond);
     notNegative("context switch", v.switchSeconds);
+    if (!(v.crowdedFactor > 0 && v.crowdedFactor <= 1)) {
+      throw new IllegalArgumentException("crowded factor must be above 0 and at most 1, was " + v.crowdedFactor);
+    }
     if (v.machineCores < 0) {
       throw new IllegalArgumentException("machine cores must not be negative, was " + v.machineCores);
     }
@@ -181,6 +186,21 @@ public final class NetworkModel {
       v.machineCores = cores;
       v.switchSeconds = switchSeconds;
     });
+  }
+
+  /**
+   * The same with a rank's CPU work on a machine of few cores (see {@link #machineCores(int)}) running at
+   * {@code factor} of its rate whenever the rank found every core busy and had to wait for one. Ranks that
+   * outnumber the cores take turns in the scheduler's time slices, and every slice of a long copy begins with
+   * caches another rank filled; a rank that finds a core free keeps its caches and its rate.
+   */
+  public NetworkModel crowded(double factor) {
+    return with(v -> v.crowdedFactor = factor);
+  }
+
+  /** The share of its rate a rank's CPU work runs at when it had to wait for a core. */
+  public double crowdedFactor() {
+    return values.crowdedFactor;
   }
 
   /**

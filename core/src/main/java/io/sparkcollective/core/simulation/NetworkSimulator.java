@@ -266,21 +266,21 @@ public final class NetworkSimulator {
           }
           break;
         case RankSchedule.STASH:
-          work(r, bytes(n) / model.memoryCopyBytesPerSecond());
+          work(r, 0, bytes(n) / model.memoryCopyBytesPerSecond());
           if (vectors != null) {
             stash[r] = Arrays.copyOfRange(vectors[r], off, off + n);
           }
           pc[r]++;
           break;
         case RankSchedule.COPY_FROM_STASH:
-          work(r, bytes(n) / model.memoryCopyBytesPerSecond());
+          work(r, 0, bytes(n) / model.memoryCopyBytesPerSecond());
           if (vectors != null) {
             System.arraycopy(stash[r], 0, vectors[r], off, n);
           }
           pc[r]++;
           break;
         case RankSchedule.REDUCE_FROM_STASH:
-          work(r, bytes(n) / model.memoryReduceBytesPerSecond());
+          work(r, 0, bytes(n) / model.memoryReduceBytesPerSecond());
           if (vectors != null) {
             System.arraycopy(stash[r], 0, scratch, off, n);
             Kernels.reduce(vectors[r], scratch, off, n, op);
@@ -301,16 +301,17 @@ public final class NetworkSimulator {
   }
 
   /**
-   * Rank r computes for {@code seconds}: on its own core, or, when the model puts every rank on one machine of
-   * a few cores, on the core that frees first (a rank that finds them all busy waits for one).
+   * Rank r computes: {@code fixed} seconds of CPU for the move and {@code perByte} seconds for its bytes. On its
+   * own core; or, when the model puts every rank on one machine of a few cores, on the core it last ran on if that
+   * one is free when it is ready (the scheduler keeps a task where it ran), else on the core that frees first. A
+   * rank that finds every core busy waits for one and then moves its bytes at the model's crowded share of its
+   * rate ({@link NetworkModel#crowded(double)}).
    */
-  private void work(int r, double seconds) {
+  private void work(int r, double fixed, double perByte) {
     if (coreFree == null) {
-      clock[r] += seconds;
+      clock[r] += fixed + perByte;
       return;
     }
-    // The core it last ran on if that one is free when it is ready (the scheduler keeps a task where it ran),
-    // else the one that frees first.
     int core = lastCore[r];
     if (core < 0 || coreFree[core] > clock[r]) {
       core = 0;
@@ -320,7 +321,8 @@ public final class NetworkSimulator {
         }
       }
     }
-    double cost = coreUser[core] == r || coreUser[core] < 0 ? seconds : seconds + model.switchSeconds();
+    double own = coreFree[core] > clock[r] ? fixed + perByte / model.crowdedFactor() : fixed + perByte;
+    double cost = coreUser[core] == r || coreUser[core] < 0 ? own : own + model.switchSeconds();
     coreUser[core] = r;
     lastCore[r] = core;
     clock[r] = Math.max(clock[r], coreFree[core]) + cost;
@@ -341,7 +343,7 @@ public final class NetworkSimulator {
       pc[r]++;
     }
     long b = (long) sn * elementBytes;
-    work(r, model.overheadSeconds() + b / model.copyBytesPerSecond());
+    work(r, model.overheadSeconds(), b / model.copyBytesPerSecond());
     int m = message(r, peer, step, so, sn, false);
     if (vectors != null) {
       mValues[m] = Arrays.copyOfRange(vectors[r], so, so + sn);
@@ -361,7 +363,7 @@ public final class NetworkSimulator {
 
   /** Offers {@code [off, off+n)} of rank r's vector to a rank of its host, which reads it in place. */
   private void offer(int r, int peer, int step, int off, int n) {
-    work(r, model.overheadSeconds());
+    work(r, model.overheadSeconds(), 0);
     localBytes[r] += (long) n * elementBytes;
     unreadOffers[r]++;
     int m = message(r, peer, step, off, n, true);
@@ -432,7 +434,7 @@ public final class NetworkSimulator {
       // The whole range, read in place from the sender's vector: work on memory, no message to take apart.
       expect(r, m, peer, step, off, n);
       double inPlace = reduce ? model.memoryReduceBytesPerSecond() : model.memoryCopyBytesPerSecond();
-      work(r, model.overheadSeconds() + bytes(n) / inPlace);
+      work(r, model.overheadSeconds(), bytes(n) / inPlace);
       if (vectors != null) {
         combine(vectors[r], vectors[peer], off, n, reduce);
       }
@@ -452,7 +454,7 @@ public final class NetworkSimulator {
       segmentIndex[r] = 0;
       pc[r]++;
     }
-    work(r, model.overheadSeconds() + bytes(sn) / rate);
+    work(r, model.overheadSeconds(), bytes(sn) / rate);
     if (vectors != null) {
       System.arraycopy(mValues[m], 0, scratch, so, sn);
       combine(vectors[r], scratch, so, sn, reduce);

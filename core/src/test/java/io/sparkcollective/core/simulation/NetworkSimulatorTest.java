@@ -272,6 +272,37 @@ class NetworkSimulatorTest {
   }
 
   @Test
+  void shouldSlowTheBytesOfRanksThatWaitedForACoreOnly() {
+    // CPU only: 1 us per message, 1 GB/s for the bytes.
+    NetworkModel cpu = NetworkModel.of(10_000, 0).cpu(1e-6, 1e9, 1e9).local(0, 0);
+    int n = 4;
+    int len = 1 << 16;
+    // A core per rank: nobody waits for one, so the crowded share never applies.
+    double own = NetworkSimulator.run(RingAllReduce.INSTANCE, n, len, Float.BYTES, SEGMENT, cpu.machineCores(n))
+        .seconds();
+    double ownCrowded = NetworkSimulator.run(RingAllReduce.INSTANCE, n, len, Float.BYTES, SEGMENT,
+        cpu.machineCores(n).crowded(0.5)).seconds();
+    assertEquals(own, ownCrowded, 1e-12, "a core per rank");
+    // Two cores for four ranks copying at once: ranks wait for a core, and then move their bytes at half the rate;
+    // every byte at half the rate is the most it can cost.
+    double shared = NetworkSimulator.run(RingAllReduce.INSTANCE, n, len, Float.BYTES, SEGMENT, cpu.machineCores(2))
+        .seconds();
+    double crowded = NetworkSimulator.run(RingAllReduce.INSTANCE, n, len, Float.BYTES, SEGMENT,
+        cpu.machineCores(2).crowded(0.5)).seconds();
+    assertTrue(crowded > 1.2 * shared, crowded + " vs " + shared);
+    assertTrue(crowded < 2 * shared, crowded + " vs " + shared);
+    // The per-message CPU is not slowed: with one element per rank the bytes are next to nothing.
+    double tiny = NetworkSimulator.run(RingAllReduce.INSTANCE, n, 1, Float.BYTES, SEGMENT, cpu.machineCores(2))
+        .seconds();
+    double tinyCrowded = NetworkSimulator.run(RingAllReduce.INSTANCE, n, 1, Float.BYTES, SEGMENT,
+        cpu.machineCores(2).crowded(0.5)).seconds();
+    int moves = n * 2 * (n - 1) * 2;
+    assertEquals(tiny, tinyCrowded, moves * Float.BYTES / 1e9 + 1e-12, "one element per rank");
+    assertThrows(IllegalArgumentException.class, () -> cpu.crowded(0));
+    assertThrows(IllegalArgumentException.class, () -> cpu.crowded(1.5));
+  }
+
+  @Test
   void shouldChargeTheReceiverForReducing() {
     double overhead = 2e-6;
     double reduce = 1e9;
