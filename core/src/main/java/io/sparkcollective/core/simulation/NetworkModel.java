@@ -41,7 +41,7 @@ public final class NetworkModel {
     double burstPeakFactor = 1;
     int machineCores;
     double switchSeconds;
-    /** The share of its rate a rank's CPU work runs at when it had to wait for a core (1: all of it). */
+    /** The share of its rate a rank moves bytes at when it had to wait for a core (1: all of it). */
     double crowdedFactor = 1;
     /** Rates of a rank's work on memory alone (0: the message rates). */
     double memoryReduceBytesPerSecond;
@@ -189,16 +189,16 @@ public final class NetworkModel {
   }
 
   /**
-   * The same with a rank's CPU work on a machine of few cores (see {@link #machineCores(int)}) running at
-   * {@code factor} of its rate whenever the rank found every core busy and had to wait for one. Ranks that
-   * outnumber the cores take turns in the scheduler's time slices, and every slice of a long copy begins with
-   * caches another rank filled; a rank that finds a core free keeps its caches and its rate.
+   * The same with a rank on a machine of few cores (see {@link #machineCores(int)}) moving its bytes at
+   * {@code factor} of its rate whenever it found every core busy and had to wait for one; a message's fixed CPU
+   * is not slowed. Ranks that outnumber the cores take turns in the scheduler's time slices, and every slice of a
+   * long copy begins with caches another rank filled; a rank that finds a core free keeps its caches and its rate.
    */
   public NetworkModel crowded(double factor) {
     return with(v -> v.crowdedFactor = factor);
   }
 
-  /** The share of its rate a rank's CPU work runs at when it had to wait for a core. */
+  /** The share of its rate a rank moves bytes at when it had to wait for a core. */
   public double crowdedFactor() {
     return values.crowdedFactor;
   }
