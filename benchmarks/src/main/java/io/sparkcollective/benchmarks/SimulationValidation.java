@@ -99,8 +99,7 @@ public final class SimulationValidation {
           .orElse(bigBytes);
       // A rank's work on memory alone (a stashed copy of its own vector) runs at the model's memory rates; what
       // is fitted is the rate of the bytes that go through the kernel.
-      base = NetworkModel.of(10_000, 0).machineCores(cores).memory(Tuning.MODEL_REDUCE_BYTES_PER_SECOND,
-          Tuning.MODEL_COPY_BYTES_PER_SECOND);
+      base = withMemory(NetworkModel.of(10_000, 0).machineCores(cores), 1);
       slowFrom = bigBytes;
       fastUpTo = smallBytes;
       bigRing = ring.get(bigBytes);
@@ -129,11 +128,11 @@ public final class SimulationValidation {
     Map<Long, SweepReport.Row> direct = SweepReport.parseRounds(first, "ours-DIRECT");
     SweepReport.Row directMid = bigRing == null ? null : direct.get(fastUpTo);
     SweepReport.Row directBig = bigRing == null ? null : direct.get(slowFrom);
-    SweepReport.Row ringCrowded = bed || largest <= cores(base) ? null
+    int cores = base.machineCores();
+    SweepReport.Row ringCrowded = bed || largest <= cores ? null
         : SweepReport.parseRounds(dir.resolve(rate + "-" + largest), "ours-RING").get(slowFrom);
     double memory = 1;
     double memorySlow = 1;
-    int cores = base.machineCores();
     double overhead = base.overheadSeconds();
     double switchSeconds = 0;
     double crowded = 1;
@@ -267,10 +266,6 @@ public final class SimulationValidation {
     }
     double f = Math.log((double) bytes / fastUpTo) / Math.log((double) slowFrom / fastUpTo);
     return fast * Math.pow(slow / fast, f);
-  }
-
-  private static int cores(NetworkModel m) {
-    return m.machineCores() > 0 ? m.machineCores() : Integer.MAX_VALUE;
   }
 
   private static NetworkModel withRate(NetworkModel m, double rate) {
