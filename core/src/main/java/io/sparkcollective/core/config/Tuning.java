@@ -37,13 +37,14 @@ public final class Tuning {
 
   /**
    * Vectors in float or double arrays of at least this many bytes fold a received segment straight from its
-   * wire buffer (a scalar loop over the off-heap memory, where the JVM allows it) instead of copying it into the
-   * array indexed like the vector and folding with SIMD code. In the caches the copy and the SIMD loop win (2-3x
-   * faster at 16-256 KiB of floats); beyond them that array is one more vector-sized stream through memory in
-   * every operation, while the loops themselves meet (KernelBenchmark's segmentReduceF32 at 4 MiB: 299 against
-   * 304 us; 64 MiB: 6.2 against 7.6 ms). Whole all-reduces, three interleaved rounds: 16 MiB over TCP at two
-   * ranks about 8% faster, 64 MiB through shared memory at four ranks about 7%; 4 MiB at four ranks through
-   * shared memory about 10% slower (four processes on two cores share the caches), hence 8 MiB.
+   * wire buffer (through small tiles, where the JVM allows it; a scalar loop over the off-heap memory when these
+   * figures were taken) instead of copying it into the array indexed like the vector and folding with SIMD
+   * code. In the caches the copy and the SIMD loop win (2-3x faster at 16-256 KiB of floats); beyond them that
+   * array is one more vector-sized stream through memory in every operation, while the loops themselves meet
+   * (KernelBenchmark's segmentReduceF32 at 4 MiB: 299 against 304 us; 64 MiB: 6.2 against 7.6 ms). Whole
+   * all-reduces, three interleaved rounds: 16 MiB over TCP at two ranks about 8% faster, 64 MiB through shared
+   * memory at four ranks about 7%; 4 MiB at four ranks through shared memory about 10% slower (four processes on
+   * two cores share the caches), hence 8 MiB.
    */
   public static final int WIRE_FOLD_MIN_BYTES = 8 << 20;
 

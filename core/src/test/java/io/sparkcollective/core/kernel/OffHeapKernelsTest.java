@@ -21,13 +21,15 @@ import org.junit.jupiter.params.provider.EnumSource;
  * vector of another rank of the process folded in, AVG's division. Each result is checked element by element
  * against the same Java operation on the values read back one at a time (bit for bit; a NaN where the reference
  * has one), for every element type and operator, on operands that include NaNs, infinities, signed zeros and
- * the integer extremes, at ranges that start anywhere in buffers that are slices of larger ones.
+ * the integer extremes, at ranges that start anywhere in buffers that are slices of larger ones and span several
+ * of the tiles the kernels stage through ({@link OffHeapKernels#TILE_BYTES}), the last one partial.
  */
 @Timeout(60)
 class OffHeapKernelsTest {
-  private static final int LENGTH = 1000;
+  private static final int LENGTH = 3000;
   private static final int OFF = 123;
-  private static final int N = 517;
+  /** Two tiles of 32-bit elements and a part of a third (four and a part of 64-bit ones). */
+  private static final int N = 2 * OffHeapKernels.TILE_BYTES / 4 + 517;
   /** The vectors are slices starting this many bytes into their memory. */
   private static final int SLICE = 24;
 
