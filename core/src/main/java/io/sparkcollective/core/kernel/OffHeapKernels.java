@@ -142,7 +142,7 @@ final class OffHeapKernels {
       throw new IllegalArgumentException("no off-heap kernel for " + type);
     }
     try {
-      tiled(type, null, dst, src, n, op);
+      tiled(type, null, dst, src, n, op, 0);
     } catch (RuntimeException | Error e) {
       throw e;
     } catch (Throwable e) {
@@ -159,26 +159,7 @@ final class OffHeapKernels {
       throw new IllegalArgumentException("no off-heap kernel for " + type);
     }
     try {
-      Object x = TILES.get().get(type, 0);
-      int size = elementBytes(type);
-      long base = arrayBase(type);
-      int per = TILE_BYTES / size;
-      for (int c = 0; c < n; c += per) {
-        int k = Math.min(per, n - c);
-        long at = (long) c * size;
-        long bytes = (long) k * size;
-        COPY.invokeExact((Object) null, a + at, x, base, bytes);
-        if (x instanceof float[]) {
-          Kernels.divide((float[]) x, 0, k, divisor);
-        } else if (x instanceof double[]) {
-          Kernels.divide((double[]) x, 0, k, divisor);
-        } else if (x instanceof int[]) {
-          Kernels.divide((int[]) x, 0, k, divisor);
-        } else {
-          Kernels.divide((long[]) x, 0, k, divisor);
-        }
-        COPY.invokeExact(x, base, (Object) null, a + at, bytes);
-      }
+      tiled(type, null, a, 0, n, null, divisor);
     } catch (RuntimeException | Error e) {
       throw e;
     } catch (Throwable e) {
@@ -196,11 +177,11 @@ final class OffHeapKernels {
   static boolean reduceIntoArray(Object d, int from, long src, int n, ReduceOp op) {
     try {
       if (d instanceof float[]) {
-        tiled(float.class, d, FLOATS + 4L * from, src, n, op);
+        tiled(float.class, d, FLOATS + 4L * from, src, n, op, 0);
         return true;
       }
       if (d instanceof double[]) {
-        tiled(double.class, d, DOUBLES + 8L * from, src, n, op);
+        tiled(double.class, d, DOUBLES + 8L * from, src, n, op, 0);
         return true;
       }
       return false;
@@ -213,11 +194,12 @@ final class OffHeapKernels {
 
   /**
    * {@code op} over {@code n} elements of {@code type}, {@code dst} at {@code dBase}+{@code d} (an array and an
-   * offset in it, or null and an address) and the source at address {@code s}: tile by tile, both operands copied
-   * into this thread's two {@link #TILE_BYTES} arrays, combined by {@link Kernels}' array loop and the result
-   * copied back.
+   * offset in it, or null and an address) and the source at address {@code s}; with {@code op} null, the
+   * destination divided by {@code divisor} instead (no source). Tile by tile: the operands copied into this
+   * thread's two {@link #TILE_BYTES} arrays, combined by {@link Kernels}' array loop and the result copied back.
    */
-  private static void tiled(Class<?> type, Object dBase, long d, long s, int n, ReduceOp op) throws Throwable {
+  private static void tiled(Class<?> type, Object dBase, long d, long s, int n, ReduceOp op, int divisor)
+      throws Throwable {
     Tiles tiles = TILES.get();
     int size = elementBytes(type);
     Object x = tiles.get(type, 0);
@@ -229,8 +211,12 @@ final class OffHeapKernels {
       long at = (long) c * size;
       long bytes = (long) k * size;
       COPY.invokeExact(dBase, d + at, x, base, bytes);
-      COPY.invokeExact((Object) null, s + at, y, base, bytes);
-      combine(x, y, k, op);
+      if (op == null) {
+        divide(x, k, divisor);
+      } else {
+        COPY.invokeExact((Object) null, s + at, y, base, bytes);
+        combine(x, y, k, op);
+      }
       COPY.invokeExact(x, base, dBase, d + at, bytes);
     }
   }
@@ -244,6 +230,18 @@ final class OffHeapKernels {
       Kernels.reduce((int[]) x, (int[]) y, k, op);
     } else {
       Kernels.reduce((long[]) x, (long[]) y, k, op);
+    }
+  }
+
+  private static void divide(Object x, int k, int divisor) {
+    if (x instanceof float[]) {
+      Kernels.divide((float[]) x, 0, k, divisor);
+    } else if (x instanceof double[]) {
+      Kernels.divide((double[]) x, 0, k, divisor);
+    } else if (x instanceof int[]) {
+      Kernels.divide((int[]) x, 0, k, divisor);
+    } else {
+      Kernels.divide((long[]) x, 0, k, divisor);
     }
   }
 
