@@ -29,24 +29,12 @@ public final class Tuning {
   public static final int HIERARCHICAL_PIECE_SEGMENTS = 8;
 
   /**
-   * Vectors up to this many elements are reduced in place through an array indexed like the vector (which C2
-   * vectorises); longer ones keep segment-sized staging, so 50 M parameters need no second copy of the vector
-   * in a 1 GiB executor. 32 Mi elements: 128 MiB of floats.
+   * Vectors up to this many elements that do not fold received values from the wire buffer (integer vectors,
+   * bfloat16 sums without the Vector API module, JVMs without off-heap kernels) are reduced in place through an
+   * array indexed like the vector (which C2 vectorises); longer ones keep segment-sized staging, so 50 M
+   * parameters need no second copy of the vector in a 1 GiB executor. 32 Mi elements: 128 MiB of floats.
    */
   public static final int ALIGNED_MAX_ELEMENTS = 1 << 25;
-
-  /**
-   * Vectors in float or double arrays of at least this many bytes fold a received segment straight from its
-   * wire buffer (through small tiles, where the JVM allows it; a scalar loop over the off-heap memory when these
-   * figures were taken) instead of copying it into the array indexed like the vector and folding with SIMD
-   * code. In the caches the copy and the SIMD loop win (2-3x faster at 16-256 KiB of floats); beyond them that
-   * array is one more vector-sized stream through memory in every operation, while the loops themselves meet
-   * (KernelBenchmark's segmentReduceF32 at 4 MiB: 299 against 304 us; 64 MiB: 6.2 against 7.6 ms). Whole
-   * all-reduces, three interleaved rounds: 16 MiB over TCP at two ranks about 8% faster, 64 MiB through shared
-   * memory at four ranks about 7%; 4 MiB at four ranks through shared memory about 10% slower (four processes on
-   * two cores share the caches), hence 8 MiB.
-   */
-  public static final int WIRE_FOLD_MIN_BYTES = 8 << 20;
 
   /*
    * What AUTO's cost model (algorithm.AllReduceCostModel, used once algorithm.linkMbps is set) assumes of a

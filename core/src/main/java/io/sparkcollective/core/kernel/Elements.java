@@ -3,7 +3,6 @@ package io.sparkcollective.core.kernel;
 import io.sparkcollective.core.api.DType;
 import io.sparkcollective.core.api.DataBuffer;
 import io.sparkcollective.core.api.ReduceOp;
-import io.sparkcollective.core.config.Tuning;
 import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -72,15 +71,15 @@ public abstract class Elements {
   }
 
   /**
-   * {@code this[off+i] = op(this[off+i], w[i])} for i in [0, n); AVG combines as SUM. Large vectors in arrays fold
-   * the wire's values where they lie ({@link Tuning#WIRE_FOLD_MIN_BYTES}); otherwise the received values are
-   * copied into an array so that the kernel loop vectorises (see {@link Kernels}), which costs less than a scalar
-   * loop while the copy stays in the caches.
+   * {@code this[off+i] = op(this[off+i], w[i])} for i in [0, n); AVG combines as SUM. Float and double arrays fold
+   * the wire's values from where they lie, tile by tile ({@link OffHeapKernels}); otherwise (other types, a wire
+   * on the heap, a JVM without those kernels) the received values are copied into an array indexed like the
+   * vector so that the kernel loop vectorises (see {@link Kernels}).
    */
   public void reduce(int off, int n, WireBuffer w, ReduceOp op, Scratch scratch) {
     int from = base + off;
     int end = base + length;
-    if (inArray() && (long) length * wireElementBytes() >= Tuning.WIRE_FOLD_MIN_BYTES && foldWire(from, n, w, op)) {
+    if (inArray() && foldWire(from, n, w, op)) {
       return;
     }
     if (inArray() && end <= scratch.alignedMax()) {

@@ -70,9 +70,10 @@ class ElementsReduceTest {
   }
 
   /**
-   * The array indexed like the vector is sized to the whole vector by the first segment folded, so later
-   * segments at higher indices reuse it (one allocation, not one per new highest index); a vector that ends
-   * past the limit never gets one, not even for segments that lie below it (they are staged).
+   * The array indexed like the vector (for a wire buffer on the heap) is sized to the whole vector by the first
+   * segment folded, so later segments at higher indices reuse it (one allocation, not one per new highest index);
+   * a vector that ends past the limit never gets one, not even for segments that lie below it (they are staged).
+   * From a direct wire buffer a float vector folds the segment where it lies and needs no such array.
    */
   @Test
   void shouldSizeTheInPlaceArrayToTheWholeVectorOnceAndSkipItAboveTheLimit() {
@@ -80,7 +81,7 @@ class ElementsReduceTest {
     Scratch scratch = new Scratch();
     scratch.alignedMax(BASE + LENGTH);
     float[] f = floats(rnd, BASE + LENGTH);
-    fold(DataBuffer.of(f, BASE, LENGTH), DataBuffer.of(floats(rnd, N)), ReduceOp.SUM, scratch);
+    fold(DataBuffer.of(f, BASE, LENGTH), DataBuffer.of(floats(rnd, N)), ReduceOp.SUM, scratch, false);
     float[] aligned = scratch.alignedFloats(0);
     assertEquals(BASE + LENGTH, aligned.length);
 
@@ -92,9 +93,21 @@ class ElementsReduceTest {
     for (int k = 0; k < N; k++) {
       want[BASE + OFF + k] += gIn[k];
     }
-    fold(DataBuffer.of(g, BASE, LENGTH), DataBuffer.of(gIn), ReduceOp.SUM, over);
+    fold(DataBuffer.of(g, BASE, LENGTH), DataBuffer.of(gIn), ReduceOp.SUM, over, false);
     assertArrayEquals(want, g);
     assertEquals(0, over.alignedFloats(0).length);
+
+    Scratch direct = new Scratch();
+    float[] h = floats(rnd, BASE + LENGTH);
+    float[] hIn = floats(rnd, N);
+    float[] wantH = h.clone();
+    for (int k = 0; k < N; k++) {
+      wantH[BASE + OFF + k] += hIn[k];
+    }
+    fold(DataBuffer.of(h, BASE, LENGTH), DataBuffer.of(hIn), ReduceOp.SUM, direct, true);
+    assertArrayEquals(wantH, h);
+    assertEquals(OffHeapKernels.AVAILABLE ? 0 : BASE + LENGTH, direct.alignedFloats(0).length,
+        "array indexed like the vector after a fold from a direct wire buffer");
   }
 
   /**
@@ -190,8 +203,12 @@ class ElementsReduceTest {
 
   /** Puts {@code in} on a wire buffer as a peer would, then folds it into {@code [OFF, OFF+N)} of {@code into}. */
   private static void fold(DataBuffer into, DataBuffer in, ReduceOp op, Scratch scratch) {
+    fold(into, in, op, scratch, true);
+  }
+
+  private static void fold(DataBuffer into, DataBuffer in, ReduceOp op, Scratch scratch, boolean directWire) {
     Elements src = Elements.open(in, new Scratch(), 0);
-    WireBuffer wire = new WireBuffer(N * 8, true);
+    WireBuffer wire = new WireBuffer(N * 8, directWire);
     src.write(0, N, wire);
     Elements.open(into, scratch, 0).reduce(OFF, N, wire, op, scratch);
   }

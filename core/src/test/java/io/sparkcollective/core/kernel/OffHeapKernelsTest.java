@@ -77,17 +77,17 @@ class OffHeapKernelsTest {
   }
 
   /**
-   * A large vector in an array folds a received segment from the wire buffer where it lies
-   * ({@code Tuning.WIRE_FOLD_MIN_BYTES}); smaller ones copy it first. Both give the Java operation's bits, at a
-   * range that starts anywhere in the vector and in the wire buffer.
+   * A vector in an array folds a received segment from a direct wire buffer where it lies, tile by tile; from a
+   * wire buffer on the heap it copies the segment first. Both give the Java operation's bits, at a range that
+   * starts anywhere in the vector and in the wire buffer.
    */
   @ParameterizedTest
   @EnumSource(value = DType.class, names = {"F32", "F64"})
   void shouldFoldAReceivedSegmentIntoAnArrayAsTheJavaOperationDoes(DType dtype) {
-    int large = io.sparkcollective.core.config.Tuning.WIRE_FOLD_MIN_BYTES / dtype.byteSize() + 3;
-    for (int length : new int[] {LENGTH, large}) {
+    for (boolean directWire : new boolean[] {true, false}) {
       for (ReduceOp op : ReduceOp.values()) {
-        SplittableRandom rnd = new SplittableRandom(17L * dtype.ordinal() + op.ordinal() + length);
+        int length = LENGTH;
+        SplittableRandom rnd = new SplittableRandom(17L * dtype.ordinal() + op.ordinal() + (directWire ? 1 : 0));
         ByteBuffer initial = filled(dtype, length, rnd);
         ByteBuffer received = filled(dtype, N, rnd);
         int off = length - N - 11;
@@ -103,7 +103,7 @@ class OffHeapKernelsTest {
         }
         Elements el = Elements.open(dtype == DType.F32 ? DataBuffer.of((float[]) array)
             : DataBuffer.of((double[]) array), new Scratch(), 0);
-        WireBuffer wire = new WireBuffer(N * dtype.byteSize() + 64, true);
+        WireBuffer wire = new WireBuffer(N * dtype.byteSize() + 64, directWire);
         wire.start(24);
         wire.view(N * dtype.byteSize()).put(received.duplicate().clear());
         el.reduce(off, N, wire, op, new Scratch());
@@ -113,7 +113,8 @@ class OffHeapKernelsTest {
           long got = dtype == DType.F32 ? Float.floatToRawIntBits(((float[]) array)[k])
               : Double.doubleToRawLongBits(((double[]) array)[k]);
           if (want != got) {
-            check(dtype, want, got, op + " into an array of " + length + ", element " + k);
+            check(dtype, want, got, op + " into an array from a " + (directWire ? "direct" : "heap")
+                + " wire buffer, element " + k);
           }
         }
       }
