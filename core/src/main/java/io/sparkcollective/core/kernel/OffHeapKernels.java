@@ -172,9 +172,15 @@ final class OffHeapKernels {
    * little-endian elements of its type at byte address {@code src} (a received segment where it lies), as
    * {@link Kernels}' array loops compute it (the same operation on the same two operands in the same order).
    * Returns false, having done nothing, for other arrays. The caller guarantees that the source range lies inside
-   * a live buffer.
+   * a live buffer; a range outside the array is refused.
    */
   static boolean reduceIntoArray(Object d, int from, long src, int n, ReduceOp op) {
+    int length = d instanceof float[] ? ((float[]) d).length : d instanceof double[] ? ((double[]) d).length : -1;
+    if (length >= 0 && (from < 0 || n < 0 || from > length - n)) {
+      // Copies into the array are not bounds-checked: refuse a range outside it, as an array access would.
+      throw new ArrayIndexOutOfBoundsException("elements [" + from + ", " + ((long) from + n) + ") of an array of "
+          + length);
+    }
     try {
       if (d instanceof float[]) {
         tiled(float.class, d, FLOATS + 4L * from, src, n, op, 0);

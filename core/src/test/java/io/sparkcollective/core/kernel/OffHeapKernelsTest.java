@@ -159,6 +159,24 @@ class OffHeapKernelsTest {
     }
   }
 
+  /** Copies into an array are not bounds-checked by the JVM: a range outside the array is refused, nothing written. */
+  @Test
+  void shouldRefuseToFoldARangeOutsideTheArray() {
+    org.junit.jupiter.api.Assumptions.assumeTrue(OffHeapKernels.AVAILABLE, "off-heap kernels on this JVM");
+    ByteBuffer src = ByteBuffer.allocateDirect(LENGTH * 8).order(ByteOrder.LITTLE_ENDIAN);
+    long at = OffHeapKernels.address(src);
+    float[] f = new float[LENGTH];
+    double[] d = new double[LENGTH];
+    for (int[] range : new int[][] {{LENGTH - 10, 11}, {-1, 5}, {0, -1}, {Integer.MAX_VALUE - 2, 10}}) {
+      assertThrows(ArrayIndexOutOfBoundsException.class,
+          () -> OffHeapKernels.reduceIntoArray(f, range[0], at, range[1], ReduceOp.SUM), "float " + range[0]);
+      assertThrows(ArrayIndexOutOfBoundsException.class,
+          () -> OffHeapKernels.reduceIntoArray(d, range[0], at, range[1], ReduceOp.SUM), "double " + range[0]);
+    }
+    assertTrue(OffHeapKernels.reduceIntoArray(f, LENGTH - 10, at, 10, ReduceOp.SUM));
+    java.lang.ref.Reference.reachabilityFence(src);
+  }
+
   /** {@code memory}, its whole capacity, as a little-endian vector of {@code dtype}. */
   private static Elements.BufferElements buffer(DType dtype, ByteBuffer memory) {
     int n = memory.capacity() / dtype.byteSize();
