@@ -29,12 +29,13 @@ import java.util.function.DoubleFunction;
  *
  * <p>The network is taken from measurements, not from the nominal rate: the link rate from iperf3 between two
  * of the hosts ({@code iperf.json}: goodput, so TCP/IP's headers are in it); the CPU a message costs from the
- * smallest group's 4-byte DIRECT all-reduce and the context switch from the largest group's 4-byte RING one
- * (every rank on the machine's cores). On loopback, where the kernel's copies are the ranks' own CPU work, also
- * the rates of the bytes through the kernel (the smallest group's RING all-reduces of the largest size and of a
- * 64th of it), of a rank's work on its own vector in memory (its DIRECT all-reduces of the same two sizes) and
- * the share of its rate a rank moves bytes at once it had to wait for a core (the largest group's largest RING
- * all-reduce). For {@code benchmarks/bed/bench.sh}'s output:
+ * smallest group's 4-byte DIRECT all-reduce and the context switch from the largest group's 4-byte
+ * HALVING_DOUBLING one (every rank on the machine's cores; not the RING's, whose 2(N-1) dependent 4-byte steps
+ * each wait through the scheduler and would charge that wait to every algorithm's resumes). On loopback, where
+ * the kernel's copies are the ranks' own CPU work, also the rates of the bytes through the kernel (the smallest
+ * group's RING all-reduces of the largest size and of a 64th of it), of a rank's work on its own vector in memory
+ * (its DIRECT all-reduces of the same two sizes) and the share of its rate a rank moves bytes at once it had to
+ * wait for a core (the largest group's largest RING all-reduce). For {@code benchmarks/bed/bench.sh}'s output:
  *
  * <pre>
  * java -cp benchmarks/target/benchmarks.jar io.sparkcollective.benchmarks.SimulationValidation \
@@ -109,7 +110,8 @@ public final class SimulationValidation {
     // Every cost is CPU time of the one machine (no latency of its own: the fitted latency came out 0 on the bed
     // too): the CPU a message costs on each side, from the smallest group's 4-byte DIRECT all-reduce (one message
     // each way, a core per rank); what ranks that outnumber the cores pay to resume on a core another rank used
-    // (the context switch, the caches), from the largest group's 4-byte RING all-reduce (2(N-1) waits per rank);
+    // (the context switch, the caches), from the largest group's 4-byte HALVING_DOUBLING all-reduce (a wait per
+    // step, log2 of the group's steps);
     // on loopback the copy rates too (above). They depend on each other a little; a few rounds settle them, each
     // fitted with the others' latest values, so that every fitted point is predicted as measured.
     SweepReport.Row tiny = SweepReport.parseRounds(first, "ours-DIRECT").get(4L);
@@ -117,8 +119,9 @@ public final class SimulationValidation {
       throw new IllegalArgumentException("no 4-byte DIRECT row in " + first.resolve("ours-DIRECT.txt"));
     }
     int largest = sizes[sizes.length - 1];
-    SweepReport.Row ringTiny = SweepReport.parseRounds(dir.resolve(rate + "-" + largest), "ours-RING").get(4L);
-    boolean fitSwitch = ringTiny != null && largest > sizes[0];
+    SweepReport.Row hdTiny = SweepReport.parseRounds(dir.resolve(rate + "-" + largest), "ours-HALVING_DOUBLING")
+        .get(4L);
+    boolean fitSwitch = hdTiny != null && largest > sizes[0];
     // On loopback two more, fitted like the copy rate: how fast a rank copies and combines its own vector in
     // memory (its stashed copy in DIRECT), against the bytes through the kernel, from the smallest group's DIRECT
     // all-reduces of the two sizes the copy rate is fitted at (the model's two memory rates scaled alike, and taken
@@ -148,8 +151,8 @@ public final class SimulationValidation {
       base = withOverhead(base, overhead);
       if (fitSwitch) {
         NetworkModel then = base.crowded(crowded);
-        switchSeconds = fit(w -> then.machineCores(cores, w), Algorithm.RING, largest, ringTiny, segment, 1e-9, 1e-2,
-            true);
+        switchSeconds = fit(w -> then.machineCores(cores, w), Algorithm.HALVING_DOUBLING, largest, hdTiny, segment,
+            1e-9, 1e-2, true);
       }
       if (directMid != null) {
         NetworkModel then = base.machineCores(cores, switchSeconds).crowded(crowded);
@@ -173,8 +176,8 @@ public final class SimulationValidation {
     }
     network += String.format(Locale.ROOT, "; %.1f us of CPU per message on each side (from the %d-rank 4-byte "
         + "DIRECT all-reduce, %.1f us measured); %.1f us to resume on a core another rank used (from the %d-rank "
-        + "4-byte RING all-reduce, %.1f us measured); no latency beyond the CPU", overhead * 1e6, sizes[0],
-        tiny.medianUs, switchSeconds * 1e6, largest, ringTiny != null ? ringTiny.medianUs : Double.NaN);
+        + "4-byte HALVING_DOUBLING all-reduce, %.1f us measured); no latency beyond the CPU", overhead * 1e6,
+        sizes[0], tiny.medianUs, switchSeconds * 1e6, largest, hdTiny != null ? hdTiny.medianUs : Double.NaN);
     if (directMid != null) {
       network += String.format(Locale.ROOT, "; a rank's own vector copied and combined in memory at %.1f and %.1f "
           + "GB/s up to %d bytes and %.1f and %.1f GB/s from %d bytes (fitted to the %d-rank DIRECT all-reduces of "
