@@ -138,9 +138,7 @@ final class OffHeapKernels {
    * AVG combines as SUM. The caller guarantees that both ranges lie inside live buffers.
    */
   static void reduce(Class<?> type, long dst, long src, int n, ReduceOp op) {
-    if (type != float.class && type != double.class && type != int.class && type != long.class) {
-      throw new IllegalArgumentException("no off-heap kernel for " + type);
-    }
+    requireKernelType(type);
     try {
       tiled(type, null, dst, src, n, op, 0);
     } catch (RuntimeException | Error e) {
@@ -150,14 +148,18 @@ final class OffHeapKernels {
     }
   }
 
+  private static void requireKernelType(Class<?> type) {
+    if (type != float.class && type != double.class && type != int.class && type != long.class) {
+      throw new IllegalArgumentException("no off-heap kernel for " + type);
+    }
+  }
+
   /**
    * {@code a[i] /= divisor} for i in [0, n), elements of {@code type} at byte address {@code a}: the last step of
    * AVG, as {@link Kernels#divide(float[], int, int, int)} and friends compute it.
    */
   static void divide(Class<?> type, long a, int n, int divisor) {
-    if (type != float.class && type != double.class && type != int.class && type != long.class) {
-      throw new IllegalArgumentException("no off-heap kernel for " + type);
-    }
+    requireKernelType(type);
     try {
       tiled(type, null, a, 0, n, null, divisor);
     } catch (RuntimeException | Error e) {

@@ -89,10 +89,7 @@ class ElementsReduceTest {
     over.alignedMax(BASE + LENGTH - 1);
     float[] g = floats(rnd, BASE + LENGTH);
     float[] gIn = floats(rnd, N);
-    float[] want = g.clone();
-    for (int k = 0; k < N; k++) {
-      want[BASE + OFF + k] += gIn[k];
-    }
+    float[] want = foldedAt(g, BASE + OFF, gIn);
     fold(DataBuffer.of(g, BASE, LENGTH), DataBuffer.of(gIn), ReduceOp.SUM, over, false);
     assertArrayEquals(want, g);
     assertEquals(0, over.alignedFloats(0).length);
@@ -100,10 +97,7 @@ class ElementsReduceTest {
     Scratch direct = new Scratch();
     float[] h = floats(rnd, BASE + LENGTH);
     float[] hIn = floats(rnd, N);
-    float[] wantH = h.clone();
-    for (int k = 0; k < N; k++) {
-      wantH[BASE + OFF + k] += hIn[k];
-    }
+    float[] wantH = foldedAt(h, BASE + OFF, hIn);
     fold(DataBuffer.of(h, BASE, LENGTH), DataBuffer.of(hIn), ReduceOp.SUM, direct, true);
     assertArrayEquals(wantH, h);
     assertEquals(OffHeapKernels.AVAILABLE ? 0 : BASE + LENGTH, direct.alignedFloats(0).length,
@@ -237,6 +231,15 @@ class ElementsReduceTest {
       default:
         return Math.max(a, b);
     }
+  }
+
+  /** A copy of {@code a} with {@code in} added element by element from index {@code at}: the fold's reference. */
+  private static float[] foldedAt(float[] a, int at, float[] in) {
+    float[] want = a.clone();
+    for (int k = 0; k < in.length; k++) {
+      want[at + k] += in[k];
+    }
+    return want;
   }
 
   private static float[] floats(SplittableRandom rnd, int n) {
