@@ -17,7 +17,11 @@ import io.sparkcollective.core.config.Tuning;
  * vector to a partner, which sends the whole result back at the end): two full-vector transfers in a row on
  * those links, against the ring's 2(N-1)/N spread over every link, so such groups take RING above DIRECT's
  * size (at N=3, 1 MiB over 1 Gbit/s links: 25.2 ms against 11.7). When some process holds several ranks of a
- * group that spans several, HIERARCHICAL, with the table's choice across processes for 1/k of the vector.
+ * group that spans several, HIERARCHICAL, with the table's choice across processes for 1/k of the vector. The
+ * table holds where it was measured: groups of up to {@link Tuning#TABLE_MAX_PROCESSES} processes, and groups
+ * whose every peer is reached through memory. Larger groups follow the cost model below on an assumed link of
+ * {@link Tuning#ASSUMED_LINK_MBPS} (the table's thresholds cannot follow the group size: at 1000 ranks on 100
+ * Gbit/s links it sent 64 KiB to the ring, 14.0 ms against halving-doubling's 0.20 in the simulator).
  *
  * <p>Told the link ({@code algorithm.linkMbps}, the latency of a message between hosts,
  * {@code algorithm.stepMicros}, and the CPU a message costs on each side, {@code algorithm.messageMicros}), AUTO
@@ -38,8 +42,13 @@ public final class AlgorithmSelector {
   private final Algorithm forced;
   /** Whether every peer is reached through memory (see {@link #table}). */
   private final boolean memoryToAll;
-  /** The cost model when the link is known, else null. */
+  /**
+   * The cost model: of the link when it is known; of an assumed one ({@link Tuning#ASSUMED_LINK_MBPS}) when it is
+   * not, for groups past {@link Tuning#TABLE_MAX_PROCESSES} processes only; null: the table everywhere.
+   */
   private final AllReduceCostModel model;
+  /** Whether {@link #model}'s link is assumed, not told. */
+  private final boolean assumed;
   /** The model's choices for one placement, by size class; replaced when another placement asks. */
   private volatile Choices choices;
 
@@ -66,9 +75,9 @@ public final class AlgorithmSelector {
     }
   }
 
-  /** The table with the link unknown. */
+  /** The table alone, whatever the group (what AUTO took with the link unknown before it assumed one). */
   public AlgorithmSelector(long directMaxBytes, int directMaxRanks, long ringMinBytes, Algorithm forced) {
-    this(directMaxBytes, directMaxRanks, ringMinBytes, forced, 0, 0, 0);
+    this(directMaxBytes, directMaxRanks, ringMinBytes, forced, null, false);
   }
 
   /**
@@ -95,12 +104,18 @@ public final class AlgorithmSelector {
   /** With {@code model} (null: the link unknown, the table) for AUTO. */
   public AlgorithmSelector(long directMaxBytes, int directMaxRanks, long ringMinBytes, Algorithm forced,
       AllReduceCostModel model, boolean memoryToAll) {
+    this(directMaxBytes, directMaxRanks, ringMinBytes, forced, model, false, memoryToAll);
+  }
+
+  private AlgorithmSelector(long directMaxBytes, int directMaxRanks, long ringMinBytes, Algorithm forced,
+      AllReduceCostModel model, boolean assumed, boolean memoryToAll) {
     this.memoryToAll = memoryToAll;
     this.directMaxBytes = directMaxBytes;
     this.directMaxRanks = directMaxRanks;
     this.ringMinBytes = ringMinBytes;
     this.forced = forced;
     this.model = model;
+    this.assumed = assumed;
   }
 
   /** As {@code config} says: its thresholds, forced algorithm, and the link if it gives one. */
@@ -108,12 +123,30 @@ public final class AlgorithmSelector {
     return of(config, memoryToAll, config.segmentBytes());
   }
 
-  /** As {@link #of(CollectiveConfig, boolean)}, for a group whose messages go in segments of {@code segmentBytes}. */
+  /**
+   * As {@link #of(CollectiveConfig, boolean)}, for a group whose messages go in segments of {@code segmentBytes}.
+   * With the link unknown, groups of up to {@link Tuning#TABLE_MAX_PROCESSES} processes, and groups whose every
+   * peer is reached through memory, follow the table; larger ones the cost model on an assumed link.
+   */
   public static AlgorithmSelector of(CollectiveConfig config, boolean memoryToAll, int segmentBytes) {
-    AllReduceCostModel model = config.linkMbps() <= 0 ? null : AllReduceCostModel.ofLink(config.linkMbps(),
-        config.stepMicros(), config.messageMicros(), segmentBytes);
+    boolean told = config.linkMbps() > 0;
+    AllReduceCostModel model = told ? AllReduceCostModel.ofLink(config.linkMbps(), config.stepMicros(),
+        config.messageMicros(), segmentBytes)
+        : AllReduceCostModel.ofLink(Tuning.ASSUMED_LINK_MBPS, Tuning.ASSUMED_STEP_MICROS, config.messageMicros(),
+            segmentBytes);
     return new AlgorithmSelector(config.directMaxBytes(), config.directMaxRanks(), config.ringMinBytes(),
-        config.algorithm(), model, memoryToAll);
+        config.algorithm(), model, !told, memoryToAll);
+  }
+
+  /**
+   * Whether AUTO follows the cost model for {@code placement}: told the link, for every group that spans
+   * processes (the link is between them); with an assumed one, for groups of more processes than the table was
+   * measured on, unless every peer is reached through memory (no network link at all).
+   */
+  private boolean modelFor(Placement placement) {
+    int processes = placement.nodeCount();
+    return model != null && processes > 1
+        && (!assumed || (!memoryToAll && processes > Tuning.TABLE_MAX_PROCESSES));
   }
 
   /** The concrete algorithm for a call that asked for {@code requested}, ignoring process boundaries. */
@@ -124,7 +157,8 @@ public final class AlgorithmSelector {
     if (forced != Algorithm.AUTO) {
       return forced;
     }
-    return model != null ? modelled(bytes, Placement.flat(ranks)).algorithm() : table(bytes, ranks);
+    Placement flat = Placement.flat(ranks);
+    return modelFor(flat) ? modelled(bytes, flat).algorithm() : table(bytes, ranks);
   }
 
   /**
@@ -135,7 +169,7 @@ public final class AlgorithmSelector {
    */
   public AlgorithmChoice select(Algorithm requested, long bytes, Placement placement) {
     // The link is between processes: a group inside one never crosses it.
-    if (requested == Algorithm.AUTO && forced == Algorithm.AUTO && model != null && placement.nodeCount() > 1) {
+    if (requested == Algorithm.AUTO && forced == Algorithm.AUTO && modelFor(placement)) {
       return modelled(bytes, placement);
     }
     int ranks = placement.ranks();
@@ -146,7 +180,7 @@ public final class AlgorithmSelector {
     if (a != Algorithm.HIERARCHICAL) {
       return AlgorithmChoice.of(a, null);
     }
-    Algorithm inner = model != null ? best(bytes, placement, TWO_LEVEL).inner()
+    Algorithm inner = modelFor(placement) ? best(bytes, placement, TWO_LEVEL).inner()
         : table(k > 0 ? bytes / k : bytes, nodes);
     return AlgorithmChoice.of(Algorithm.HIERARCHICAL, inner);
   }

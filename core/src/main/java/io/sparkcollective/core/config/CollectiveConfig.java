@@ -91,7 +91,9 @@ public final class CollectiveConfig {
     key(RING_MIN_BYTES, "4194304", "AUTO uses RING from this many bytes on, HALVING_DOUBLING below (in groups of "
         + "a power of two ranks; other groups take RING above algorithm.directMaxBytes).");
     key(LINK_MBPS, "0", "The rate of each host's network link in megabits per second and direction, if known "
-        + "(0: not known, AUTO follows the thresholds above). With it AUTO takes the algorithm its cost model "
+        + "(0: not known: AUTO follows the thresholds above in groups of up to 4 executors, where they were "
+        + "measured, and beyond them its cost model on an assumed link of 10 Gbit/s, with "
+        + "algorithm.stepMicros taken as 10). With it AUTO takes the algorithm its cost model "
         + "predicts fastest for the group's size, placement and the message (the thresholds above no longer "
         + "apply): the table cannot follow the group size, e.g. 256 ranks on 10 Gbit/s take HALVING_DOUBLING up "
         + "to 64 MiB, where the ring pays 2(N-1) latencies.");

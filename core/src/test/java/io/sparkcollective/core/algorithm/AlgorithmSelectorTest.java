@@ -13,9 +13,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * AUTO with the link unknown follows the configured table; told the link, its cost model, which picks what the
- * test bed measured (4 hosts on 1 Gbit/s links). How it compares with the simulated best over a grid is
- * {@code simulation.SelectorAgainstSimulationTest}.
+ * AUTO with the link unknown follows the configured table up to four processes and an assumed link beyond;
+ * told the link, its cost model, which picks what the test bed measured (4 hosts on 1 Gbit/s links). How it
+ * compares with the simulated best over a grid is {@code simulation.SelectorAgainstSimulationTest}.
  */
 @Timeout(30)
 class AlgorithmSelectorTest {
@@ -148,6 +148,51 @@ class AlgorithmSelectorTest {
     assertEquals(Algorithm.RING, s.select(Algorithm.RING, 4, p).algorithm(), "a requested algorithm wins");
     AlgorithmSelector forced = new AlgorithmSelector(16384, 8, 4 << 20, Algorithm.DIRECT, 10_000, 10, SEGMENT);
     assertEquals(Algorithm.DIRECT, forced.select(Algorithm.AUTO, 1 << 30, p).algorithm(), "a forced one too");
+  }
+
+  /**
+   * With the link unknown, what ships: the table where it was measured (up to four processes, and groups whose
+   * peers are all reached through memory), beyond that the cost model on the assumed 10 Gbit/s link, which picks
+   * what it picks when told that link.
+   */
+  @Test
+  void shouldAssumeALinkForGroupsLargerThanTheTableWasMeasuredOn() {
+    CollectiveConfig config = CollectiveConfig.defaults();
+    AlgorithmSelector shipped = AlgorithmSelector.of(config, false, SEGMENT);
+    AlgorithmSelector table = new AlgorithmSelector(config.directMaxBytes(), config.directMaxRanks(),
+        config.ringMinBytes(), Algorithm.AUTO);
+    AlgorithmSelector told = new AlgorithmSelector(config.directMaxBytes(), config.directMaxRanks(),
+        config.ringMinBytes(), Algorithm.AUTO, 10_000, 10, SEGMENT);
+    long[] sizes = {4, 16384, 65536, 1 << 20, 4 << 20, 64 << 20};
+    Placement[] small = {Placement.flat(2), Placement.flat(3), Placement.flat(4),
+        Placement.of(new int[] {0, 0, 1, 1, 2, 2, 3, 3}), Placement.of(new int[] {0, 0, 0, 0, 1, 1, 1, 1})};
+    Placement[] large = {Placement.flat(5), Placement.flat(64), Placement.flat(1000),
+        Placement.of(new int[] {0, 0, 1, 1, 2, 2, 3, 3, 4, 4})};
+    for (long b : sizes) {
+      for (Placement p : small) {
+        assertEquals(table.select(Algorithm.AUTO, b, p), shipped.select(Algorithm.AUTO, b, p),
+            b + " bytes on " + p.ranks() + " ranks in " + p.nodeCount() + " processes: the table");
+      }
+      for (Placement p : large) {
+        assertEquals(told.select(Algorithm.AUTO, b, p), shipped.select(Algorithm.AUTO, b, p),
+            b + " bytes on " + p.ranks() + " ranks in " + p.nodeCount() + " processes: the assumed link");
+      }
+    }
+    // The table sends 1000 ranks' 64 KiB to the ring (2 x 999 latencies); the model does not.
+    assertEquals(Algorithm.RING, table.select(Algorithm.AUTO, 65536, Placement.flat(1000)).algorithm());
+    assertNotEquals(Algorithm.RING, shipped.select(Algorithm.AUTO, 65536, Placement.flat(1000)).algorithm());
+    // Every peer through memory: no network link to assume, the table whatever the size of the group.
+    AlgorithmSelector memory = AlgorithmSelector.of(config, true, SEGMENT);
+    assertEquals(Algorithm.DIRECT, memory.select(Algorithm.AUTO, 4, Placement.flat(8)).algorithm());
+    assertEquals(table.select(Algorithm.AUTO, 65536, Placement.flat(1000)),
+        memory.select(Algorithm.AUTO, 65536, Placement.flat(1000)));
+    // Told a link, the model for every group that spans processes, however small.
+    AlgorithmSelector toldByConfig = AlgorithmSelector.of(CollectiveConfig.from(Map.of(CollectiveConfig.LINK_MBPS,
+        "10000", CollectiveConfig.STEP_MICROS, "10")), false, SEGMENT);
+    assertEquals(told.select(Algorithm.AUTO, 4, Placement.flat(4)), toldByConfig.select(Algorithm.AUTO, 4,
+        Placement.flat(4)));
+    assertNotEquals(table.select(Algorithm.AUTO, 4, Placement.flat(4)), toldByConfig.select(Algorithm.AUTO, 4,
+        Placement.flat(4)), "4 B on 4 ranks: the model takes another than the table");
   }
 
   @Test

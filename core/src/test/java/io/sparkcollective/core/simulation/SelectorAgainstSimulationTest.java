@@ -59,4 +59,39 @@ class SelectorAgainstSimulationTest {
     assertTrue(worstTable > 2, "the grid does not tell a good pick from a bad one (the table's worst: "
         + worstTable + ")");
   }
+  /**
+   * What ships with the link unknown, on the link it assumes (10 Gbit/s, 10 us) for groups past four processes:
+   * within 10% of the simulated best at every such point, where the configured table alone misses.
+   */
+  @Test
+  void shouldPickWithinTenPercentOnTheAssumedLinkWithoutBeingToldIt() {
+    CollectiveConfig config = CollectiveConfig.defaults();
+    AlgorithmSelector shipped = AlgorithmSelector.of(config, false, SEGMENT_BYTES);
+    AlgorithmSelector table = new AlgorithmSelector(config.directMaxBytes(), config.directMaxRanks(),
+        config.ringMinBytes(), Algorithm.AUTO);
+    List<String> misses = new ArrayList<>();
+    int tableMisses = 0;
+    int points = 0;
+    for (int k : new int[] {1, 4}) {
+      NetworkModel model = NetworkModel.of(10, 10).ranksPerHost(k);
+      for (int n : new int[] {8, 16, 32, 64, 100}) {
+        if (n % k != 0 || n / k <= 4) {
+          continue;
+        }
+        for (long bytes : new long[] {4, 1024, 16384, 65536, 1 << 20, 4 << 20, 16 << 20}) {
+          AlgorithmComparison c = AlgorithmComparison.of(n, bytes, SEGMENT_BYTES, model);
+          AlgorithmChoice picked = c.pickedBy(shipped);
+          double ratio = c.overBest(picked);
+          tableMisses += c.overBest(c.pickedBy(table)) > TOLERANCE ? 1 : 0;
+          points++;
+          if (ratio > TOLERANCE) {
+            misses.add(String.format(Locale.ROOT, "%d per host, N=%d, %d bytes: %s %.2fx the best (%s)", k, n,
+                bytes, picked, ratio, c.best()));
+          }
+        }
+      }
+    }
+    assertTrue(misses.isEmpty(), misses.size() + " of " + points + " points: " + misses);
+    assertTrue(tableMisses > 0, "the table alone misses nowhere here: the check tells nothing");
+  }
 }
