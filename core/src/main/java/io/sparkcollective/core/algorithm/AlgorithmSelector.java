@@ -3,6 +3,10 @@ package io.sparkcollective.core.algorithm;
 import io.sparkcollective.core.api.Algorithm;
 import io.sparkcollective.core.config.CollectiveConfig;
 import io.sparkcollective.core.config.Tuning;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Picks the all-reduce algorithm for a message of {@code bytes} on {@code ranks} ranks, like NCCL's tuning:
@@ -51,6 +55,22 @@ public final class AlgorithmSelector {
   private final boolean assumed;
   /** The model's choices for one placement, by size class; replaced when another placement asks. */
   private volatile Choices choices;
+
+  /**
+   * Choices by model and placement, shared by every selector of this process: each barrier stage forms a new group
+   * (and selector), mostly with the placement and link of the stage before, and at 1000 ranks one prediction takes
+   * up to about 100 ms per size class. The {@link #SHARED_PLACEMENTS} most recently used are kept.
+   */
+  private static final int SHARED_PLACEMENTS = 16;
+  private static final Map<List<Object>, Choices> SHARED = new LinkedHashMap<List<Object>, Choices>(16, 0.75f,
+      true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<List<Object>, Choices> eldest) {
+      return size() > SHARED_PLACEMENTS;
+    }
+  };
+  /** Predictions made in this process (each a size class of a model and placement not seen before). */
+  private static final AtomicLong PREDICTIONS = new AtomicLong();
 
   private static final AlgorithmChoice[] FLAT = {AlgorithmChoice.of(Algorithm.RING, null),
       AlgorithmChoice.of(Algorithm.HALVING_DOUBLING, null), AlgorithmChoice.of(Algorithm.DIRECT, null),
@@ -188,7 +208,7 @@ public final class AlgorithmSelector {
   private AlgorithmChoice modelled(long bytes, Placement placement) {
     Choices c = choices;
     if (c == null || !c.placement.equals(placement)) {
-      c = new Choices(placement);
+      c = shared(model, placement);
       choices = c;
     }
     int cls = sizeClass(bytes);
@@ -196,9 +216,23 @@ public final class AlgorithmSelector {
     if (choice == null) {
       AlgorithmChoice[] twoD = twoDimensional(placement) ? TWO_D : NONE;
       choice = best(bytes, placement, FLAT, twoD, placement.isTwoLevel() ? TWO_LEVEL : NONE);
-      c.bySize[cls] = choice; // racy but benign: the same value from any thread, immutable
+      PREDICTIONS.incrementAndGet();
+      c.bySize[cls] = choice; // racy but benign: the same value from any thread or selector, immutable
     }
     return choice;
+  }
+
+  /** The choices of {@code model} on {@code placement} made so far in this process (its entry made if new). */
+  private static Choices shared(AllReduceCostModel model, Placement placement) {
+    List<Object> key = List.of(model, placement);
+    synchronized (SHARED) {
+      return SHARED.computeIfAbsent(key, k -> new Choices(placement));
+    }
+  }
+
+  /** Predictions made in this process so far (for tests: a choice shared is not predicted again). */
+  static long predictions() {
+    return PREDICTIONS.get();
   }
 
   /**

@@ -67,6 +67,22 @@ public final class AllReduceCostModel {
     this.segmentBytes = segmentBytes;
   }
 
+  /** Models of the same parameters predict the same: groups may share what one of them chose. */
+  @Override
+  public boolean equals(Object o) {
+    if (!(o instanceof AllReduceCostModel)) {
+      return false;
+    }
+    AllReduceCostModel m = (AllReduceCostModel) o;
+    return link == m.link && alpha == m.alpha && localAlpha == m.localAlpha && overhead == m.overhead
+        && reduce == m.reduce && copy == m.copy && header == m.header && segmentBytes == m.segmentBytes;
+  }
+
+  @Override
+  public int hashCode() {
+    return java.util.Objects.hash(link, alpha, localAlpha, overhead, reduce, copy, header, segmentBytes);
+  }
+
   /**
    * The model of a link a group is told: {@code linkMbps} each way, {@code latencyMicros} per message between
    * hosts, {@code messageMicros} of CPU per message on each side; reduction, copy, header and local latency
