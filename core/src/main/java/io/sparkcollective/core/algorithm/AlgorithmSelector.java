@@ -62,10 +62,10 @@ public final class AlgorithmSelector {
    * up to about 100 ms per size class. The {@link #SHARED_PLACEMENTS} most recently used are kept.
    */
   private static final int SHARED_PLACEMENTS = 16;
-  private static final Map<List<Object>, Choices> SHARED = new LinkedHashMap<List<Object>, Choices>(16, 0.75f,
-      true) {
+  private static final Map<List<Object>, AlgorithmChoice[]> SHARED = new LinkedHashMap<List<Object>,
+      AlgorithmChoice[]>(16, 0.75f, true) {
     @Override
-    protected boolean removeEldestEntry(Map.Entry<List<Object>, Choices> eldest) {
+    protected boolean removeEldestEntry(Map.Entry<List<Object>, AlgorithmChoice[]> eldest) {
       return size() > SHARED_PLACEMENTS;
     }
   };
@@ -88,10 +88,11 @@ public final class AlgorithmSelector {
 
   private static final class Choices {
     final Placement placement;
-    final AlgorithmChoice[] bySize = new AlgorithmChoice[64 * CLASSES_PER_OCTAVE];
+    final AlgorithmChoice[] bySize;
 
-    Choices(Placement placement) {
+    Choices(Placement placement, AlgorithmChoice[] bySize) {
       this.placement = placement;
+      this.bySize = bySize;
     }
   }
 
@@ -208,7 +209,9 @@ public final class AlgorithmSelector {
   private AlgorithmChoice modelled(long bytes, Placement placement) {
     Choices c = choices;
     if (c == null || !c.placement.equals(placement)) {
-      c = shared(model, placement);
+      // This group's own placement object, so that its later calls compare it by reference (an equal placement
+      // of another group would be compared element by element on every call); the choices shared.
+      c = new Choices(placement, shared(model, placement));
       choices = c;
     }
     int cls = sizeClass(bytes);
@@ -222,11 +225,14 @@ public final class AlgorithmSelector {
     return choice;
   }
 
-  /** The choices of {@code model} on {@code placement} made so far in this process (its entry made if new). */
-  private static Choices shared(AllReduceCostModel model, Placement placement) {
+  /**
+   * The choices of {@code model} on {@code placement} made so far in this process, by size class (the entry made
+   * if new).
+   */
+  private static AlgorithmChoice[] shared(AllReduceCostModel model, Placement placement) {
     List<Object> key = List.of(model, placement);
     synchronized (SHARED) {
-      return SHARED.computeIfAbsent(key, k -> new Choices(placement));
+      return SHARED.computeIfAbsent(key, k -> new AlgorithmChoice[64 * CLASSES_PER_OCTAVE]);
     }
   }
 

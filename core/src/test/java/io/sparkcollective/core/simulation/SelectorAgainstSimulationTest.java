@@ -24,6 +24,12 @@ class SelectorAgainstSimulationTest {
   private static final int SEGMENT_BYTES = CollectiveConfig.defaults().segmentBytes();
   private static final double TOLERANCE = 1.10;
 
+  /** The configured thresholds alone, at every group size: the selector to beat. */
+  private static AlgorithmSelector tableAlone(CollectiveConfig config) {
+    return new AlgorithmSelector(config.directMaxBytes(), config.directMaxRanks(), config.ringMinBytes(),
+        Algorithm.AUTO);
+  }
+
   @Test
   void shouldPickWithinTenPercentOfTheSimulatedBestWhenToldTheLink() {
     CollectiveConfig config = CollectiveConfig.defaults();
@@ -33,8 +39,7 @@ class SelectorAgainstSimulationTest {
     for (double[] link : new double[][] {{1, 5}, {10, 10}, {25, 10}, {100, 5}}) {
       AlgorithmSelector told = new AlgorithmSelector(config.directMaxBytes(), config.directMaxRanks(),
           config.ringMinBytes(), Algorithm.AUTO, Math.round(link[0] * 1000), Math.round(link[1]), SEGMENT_BYTES);
-      AlgorithmSelector table = new AlgorithmSelector(config.directMaxBytes(), config.directMaxRanks(),
-          config.ringMinBytes(), Algorithm.AUTO);
+      AlgorithmSelector table = tableAlone(config);
       for (int k : new int[] {1, 4}) {
         NetworkModel model = NetworkModel.of(link[0], link[1]).ranksPerHost(k);
         for (int n : new int[] {2, 3, 4, 6, 8, 16, 32, 64, 100}) {
@@ -67,8 +72,7 @@ class SelectorAgainstSimulationTest {
   void shouldPickWithinTenPercentOnTheAssumedLinkWithoutBeingToldIt() {
     CollectiveConfig config = CollectiveConfig.defaults();
     AlgorithmSelector shipped = AlgorithmSelector.of(config, false, SEGMENT_BYTES);
-    AlgorithmSelector table = new AlgorithmSelector(config.directMaxBytes(), config.directMaxRanks(),
-        config.ringMinBytes(), Algorithm.AUTO);
+    AlgorithmSelector table = tableAlone(config);
     List<String> misses = new ArrayList<>();
     int tableMisses = 0;
     int points = 0;
