@@ -79,8 +79,9 @@ public final class SimulationSweep {
       String[] p = link.split(":");
       double gbit = Double.parseDouble(p[0]);
       double latencyUs = Double.parseDouble(p[1]);
-      // As shipped: the configured table up to four processes, beyond them the cost model on an assumed link.
-      AlgorithmSelector shipped = AlgorithmSelector.of(config, false, segmentBytes);
+      // As shipped: the configured table up to four processes, beyond them the cost model on the link the group
+      // measures (LinkProbe, simulated).
+      AlgorithmSelector unknown = AlgorithmSelector.of(config, false, segmentBytes);
       AlgorithmSelector told = new AlgorithmSelector(config.directMaxBytes(), config.directMaxRanks(),
           config.ringMinBytes(), Algorithm.AUTO, Math.round(gbit * 1000), Math.round(latencyUs), segmentBytes);
       for (long k : perHost) {
@@ -89,6 +90,9 @@ public final class SimulationSweep {
           if (n % k != 0 || n <= k) {
             continue;
           }
+          AlgorithmSelector shipped = unknown.measures(Algorithm.AUTO, AlgorithmComparison.placement((int) n, model))
+              ? unknown.measured(AlgorithmComparison.measureLink((int) n, segmentBytes, model, config.messageMicros()))
+              : unknown;
           for (long bytes : sizes) {
             long t0 = System.nanoTime();
             AlgorithmComparison times = AlgorithmComparison.of((int) n, bytes, segmentBytes, model);
@@ -161,7 +165,8 @@ public final class SimulationSweep {
         .append("virtual time (NetworkModel: links of the given rate each way, a host's ranks share its link; ")
         .append("reduction 8 GB/s, copies 16 GB/s, 1 us per message on each side). Times in us; busbw of the ")
         .append("best in GB/s; AUTO as shipped (the link unknown: the configured table up to 4 processes, beyond ")
-        .append("them the cost model on an assumed 10 Gbit/s link) and AUTO told the link rate ")
+        .append("them the cost model on the link the group measures, its probe simulated) and AUTO told the link ")
+        .append("rate ")
         .append("(algorithm.linkMbps), each with its ")
         .append("time over the best; '-' = DIRECT or RD left out (its link time alone is over twice the best), ")
         .append("an empty cell not a candidate at that group size (RING_2D needs factors).\n\n");

@@ -38,6 +38,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * both). RING is preferred to HALVING_DOUBLING predicted faster by less than
  * {@link Tuning#MODEL_RING_PREFERENCE}.
  * Choices are kept per size class (a quarter of an octave) and placement, so a call costs a table look-up.
+ *
+ * <p>Measured ({@code algorithm.measureLink}, on by default): a group that would follow the model on the assumed
+ * link measures its link instead ({@link LinkProbe}; {@link #measures}, {@link #measured}) and AUTO then acts as if
+ * told that link, with the latency and the CPU per message the probe found.
  */
 public final class AlgorithmSelector {
   private final long directMaxBytes;
@@ -53,6 +57,8 @@ public final class AlgorithmSelector {
   private final AllReduceCostModel model;
   /** Whether {@link #model}'s link is assumed, not told. */
   private final boolean assumed;
+  /** Whether a group for which the link is assumed measures it first ({@link #measures}). */
+  private final boolean measureLink;
   /** The model's choices for one placement, by size class; replaced when another placement asks. */
   private volatile Choices choices;
 
@@ -125,11 +131,11 @@ public final class AlgorithmSelector {
   /** With {@code model} (null: the link unknown, the table) for AUTO. */
   public AlgorithmSelector(long directMaxBytes, int directMaxRanks, long ringMinBytes, Algorithm forced,
       AllReduceCostModel model, boolean memoryToAll) {
-    this(directMaxBytes, directMaxRanks, ringMinBytes, forced, model, false, memoryToAll);
+    this(directMaxBytes, directMaxRanks, ringMinBytes, forced, model, false, false, memoryToAll);
   }
 
   private AlgorithmSelector(long directMaxBytes, int directMaxRanks, long ringMinBytes, Algorithm forced,
-      AllReduceCostModel model, boolean assumed, boolean memoryToAll) {
+      AllReduceCostModel model, boolean assumed, boolean measureLink, boolean memoryToAll) {
     this.memoryToAll = memoryToAll;
     this.directMaxBytes = directMaxBytes;
     this.directMaxRanks = directMaxRanks;
@@ -137,6 +143,7 @@ public final class AlgorithmSelector {
     this.forced = forced;
     this.model = model;
     this.assumed = assumed;
+    this.measureLink = measureLink;
   }
 
   /** As {@code config} says: its thresholds, forced algorithm, and the link if it gives one. */
@@ -156,7 +163,23 @@ public final class AlgorithmSelector {
         : AllReduceCostModel.ofLink(Tuning.ASSUMED_LINK_MBPS, Tuning.ASSUMED_STEP_MICROS, config.messageMicros(),
             segmentBytes);
     return new AlgorithmSelector(config.directMaxBytes(), config.directMaxRanks(), config.ringMinBytes(),
-        config.algorithm(), model, !told, memoryToAll);
+        config.algorithm(), model, !told, !told && config.measureLink(), memoryToAll);
+  }
+
+  /**
+   * Whether a call asking for {@code requested} on {@code placement} should have the link measured first
+   * ({@link LinkProbe}) and be chosen by {@link #measured}: AUTO, the link not told and measuring allowed
+   * ({@code algorithm.measureLink}), and a group that would follow the model on the assumed link. The same on
+   * every rank of a group (configuration and placement are).
+   */
+  public boolean measures(Algorithm requested, Placement placement) {
+    return measureLink && requested == Algorithm.AUTO && forced == Algorithm.AUTO && modelFor(placement);
+  }
+
+  /** This selector with the link of {@code measured} as if told (the thresholds and forced algorithm kept). */
+  public AlgorithmSelector measured(AllReduceCostModel measured) {
+    return new AlgorithmSelector(directMaxBytes, directMaxRanks, ringMinBytes, forced, measured, false, false,
+        memoryToAll);
   }
 
   /**

@@ -67,6 +67,21 @@ public final class AllReduceCostModel {
     this.segmentBytes = segmentBytes;
   }
 
+  /** Each host's link, each way, in bytes per second. */
+  public double linkBytesPerSecond() {
+    return link;
+  }
+
+  /** One message's latency between hosts, in seconds. */
+  public double latencySeconds() {
+    return alpha;
+  }
+
+  /** The CPU one message costs on each side, in seconds. */
+  public double overheadSeconds() {
+    return overhead;
+  }
+
   /** Models of the same parameters predict the same: groups may share what one of them chose. */
   @Override
   public boolean equals(Object o) {

@@ -9,9 +9,11 @@ public enum CollectiveKind {
   BARRIER(5, "barrier"),
   SEND_RECV(6, "send/recv"),
   ALL_GATHER_OBJECTS(7, "allGatherObjects"),
-  BROADCAST_OBJECT(8, "broadcastObject");
+  BROADCAST_OBJECT(8, "broadcastObject"),
+  /** The group's own round trips before its first all-reduce, when AUTO measures the link (no call of users). */
+  LINK_PROBE(9, "link measurement");
 
-  private static final CollectiveKind[] BY_CODE = new CollectiveKind[9];
+  private static final CollectiveKind[] BY_CODE = new CollectiveKind[10];
 
   static {
     for (CollectiveKind k : values()) {

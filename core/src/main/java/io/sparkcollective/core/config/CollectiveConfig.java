@@ -34,6 +34,7 @@ public final class CollectiveConfig {
   public static final String LINK_MBPS = "algorithm.linkMbps";
   public static final String STEP_MICROS = "algorithm.stepMicros";
   public static final String MESSAGE_MICROS = "algorithm.messageMicros";
+  public static final String MEASURE_LINK = "algorithm.measureLink";
   public static final String BROADCAST_CHAIN_MIN_BYTES = "broadcast.chainMinBytes";
   public static final String OBJECT_MAX_BYTES = "objects.maxBytes";
   public static final String JOIN_TIMEOUT_MS = "group.joinTimeoutMs";
@@ -92,8 +93,8 @@ public final class CollectiveConfig {
         + "a power of two ranks; other groups take RING above algorithm.directMaxBytes).");
     key(LINK_MBPS, "0", "The rate of each host's network link in megabits per second and direction, if known "
         + "(0: not known: AUTO follows the thresholds above in groups of up to 4 executors, where they were "
-        + "measured, and beyond them its cost model on an assumed link of 10 Gbit/s, with "
-        + "algorithm.stepMicros taken as 10). With it AUTO takes the algorithm its cost model "
+        + "measured, and beyond them its cost model on the link the group measures, see algorithm.measureLink). "
+        + "With it AUTO takes the algorithm its cost model "
         + "predicts fastest for the group's size, placement and the message (the thresholds above no longer "
         + "apply): the table cannot follow the group size, e.g. 256 ranks on 10 Gbit/s take HALVING_DOUBLING up "
         + "to 64 MiB, where the ring pays 2(N-1) latencies.");
@@ -104,6 +105,13 @@ public final class CollectiveConfig {
         + "work, wake-ups), in microseconds, as AUTO's cost model weighs it when algorithm.linkMbps is set: it is "
         + "what makes one message per step (RECURSIVE_DOUBLING) beat N-1 at once (DIRECT) over sockets; on the "
         + "test bed of README \"Several hosts\" 13, with algorithm.stepMicros=1.");
+    key(MEASURE_LINK, "true", "With algorithm.linkMbps 0, whether a group of more than 4 executors whose ranks "
+        + "reach each other over the network measures its link (each executor's first rank times round trips of "
+        + "one element and of one segment, and a fan of one element to four others, with its neighbours; the "
+        + "group takes the slowest), and AUTO follows its cost model on the rate, latency and CPU per message "
+        + "found: before the first all-reduce AUTO chooses for (a group whose executors all measured before takes "
+        + "the slowest of their figures instead, with one small all-reduce), and again at a tag's 1000th, with "
+        + "the code warm. False: the model on an assumed 10 Gbit/s link with 10 us per message.");
     key(BROADCAST_CHAIN_MIN_BYTES, "65536", "Broadcasts from this many bytes on use a pipelined chain; "
         + "smaller ones go from the root to every rank directly.");
     key(OBJECT_MAX_BYTES, "1073741824", "Most bytes one object collective (allGatherObjects, broadcastObject) "
@@ -179,6 +187,7 @@ public final class CollectiveConfig {
   private final long linkMbps;
   private final long stepMicros;
   private final long messageMicros;
+  private final boolean measureLink;
   private final int directMaxRanks;
   private final long ringMinBytes;
   private final long broadcastChainMinBytes;
@@ -225,6 +234,7 @@ public final class CollectiveConfig {
     this.linkMbps = nonNegativeLong(v, LINK_MBPS);
     this.stepMicros = nonNegativeLong(v, STEP_MICROS);
     this.messageMicros = nonNegativeLong(v, MESSAGE_MICROS);
+    this.measureLink = bool(v, MEASURE_LINK);
     this.broadcastChainMinBytes = nonNegativeLong(v, BROADCAST_CHAIN_MIN_BYTES);
     this.objectMaxBytes = nonNegativeLong(v, OBJECT_MAX_BYTES);
     if (objectMaxBytes < 1 || objectMaxBytes > Integer.MAX_VALUE - 8) {
@@ -250,16 +260,8 @@ public final class CollectiveConfig {
       throw bad(CHANNELS, v.get(CHANNELS), "from 1 to 16");
     }
     this.channels = (int) ch;
-    String crc = v.get(CHECKSUM).trim();
-    if (!crc.equalsIgnoreCase("true") && !crc.equalsIgnoreCase("false")) {
-      throw bad(CHECKSUM, crc, "true or false");
-    }
-    this.checksum = Boolean.parseBoolean(crc);
-    String eager = v.get(FORM_AT_TASK_START).trim();
-    if (!eager.equalsIgnoreCase("true") && !eager.equalsIgnoreCase("false")) {
-      throw bad(FORM_AT_TASK_START, eager, "true or false");
-    }
-    this.formAtTaskStart = Boolean.parseBoolean(eager);
+    this.checksum = bool(v, CHECKSUM);
+    this.formAtTaskStart = bool(v, FORM_AT_TASK_START);
     this.dataProtection = DataProtection.parse(v.get(DATA_PROTECTION));
     if (dataProtection == null) {
       throw bad(DATA_PROTECTION, v.get(DATA_PROTECTION), "none, authenticate or encrypt");
@@ -276,11 +278,7 @@ public final class CollectiveConfig {
     }
     this.sharedMemoryBytes = (int) shm;
     this.values = Collections.unmodifiableMap(new LinkedHashMap<>(v));
-    String tls = v.get(TLS_ENABLED).trim();
-    if (!tls.equalsIgnoreCase("true") && !tls.equalsIgnoreCase("false")) {
-      throw bad(TLS_ENABLED, tls, "true or false");
-    }
-    if (tlsEnabled()) {
+    if (bool(v, TLS_ENABLED)) {
       for (String k : new String[] {TLS_KEY_STORE, TLS_TRUST_STORE}) {
         if (v.get(k).isBlank()) {
           throw bad(k, "", "a file path when " + SPARK_PREFIX + TLS_ENABLED + " is true");
@@ -415,6 +413,11 @@ public final class CollectiveConfig {
     return messageMicros;
   }
 
+  /** Whether a group past the table's size that is not told its link measures it (see {@link #MEASURE_LINK}). */
+  public boolean measureLink() {
+    return measureLink;
+  }
+
   public long directMaxBytes() {
     return directMaxBytes;
   }
@@ -500,6 +503,14 @@ public final class CollectiveConfig {
       throw bad(key, v.get(key), "a positive integer");
     }
     return x;
+  }
+
+  private static boolean bool(Map<String, String> v, String key) {
+    String s = v.get(key) == null ? "" : v.get(key).trim();
+    if (!s.equalsIgnoreCase("true") && !s.equalsIgnoreCase("false")) {
+      throw bad(key, v.get(key), "true or false");
+    }
+    return Boolean.parseBoolean(s);
   }
 
   private static long nonNegativeLong(Map<String, String> v, String key) {

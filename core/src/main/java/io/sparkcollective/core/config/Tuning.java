@@ -63,17 +63,19 @@ public final class Tuning {
    * With the link unknown (algorithm.linkMbps 0), AUTO keeps to its configured table for groups of at most this
    * many processes, the placements it was measured on (2-4 processes over sockets, where a message costs several
    * microseconds of CPU: the table's RECURSIVE_DOUBLING for small messages beats DIRECT there, which a model of
-   * 1 us per message would take); larger groups follow the cost model on an assumed link
-   * ({@link #ASSUMED_LINK_MBPS}, {@link #ASSUMED_STEP_MICROS}), since the table cannot follow the group size.
+   * 1 us per message would take); larger groups follow the cost model on the link they measure (LinkProbe) or an
+   * assumed one ({@link #ASSUMED_LINK_MBPS}, {@link #ASSUMED_STEP_MICROS}), since the table cannot follow the group
+   * size.
    */
   public static final int TABLE_MAX_PROCESSES = 4;
 
   /**
-   * The link AUTO's cost model assumes for groups past {@link #TABLE_MAX_PROCESSES} when it is not told one:
-   * 10 Gbit/s each way. Over the simulated grid of benchmarks/README.md "Scale on a simulated network" (1-100
-   * Gbit/s, 2-1024 ranks) it leaves AUTO more than 10% off the best at 374 of 1860 points (worst 4.2x) where the
-   * table alone was at 631 (worst 69x); assuming 1 Gbit/s instead 561 (13.9x), 25 Gbit/s 349 (9.1x), 100 Gbit/s
-   * 368 (10.5x). Told the link, AUTO is within 10% at every point.
+   * The link AUTO's cost model assumes for groups past {@link #TABLE_MAX_PROCESSES} when it is neither told one nor
+   * measures it ({@code algorithm.measureLink=false}): 10 Gbit/s each way. Over the simulated grid of
+   * benchmarks/README.md "Scale on a simulated network" (1-100 Gbit/s, 2-1024 ranks) it leaves AUTO more than 10%
+   * off the best at 374 of 1860 points (worst 4.2x) where the table alone was at 631 (worst 69x); assuming 1 Gbit/s
+   * instead 561 (13.9x), 25 Gbit/s 349 (9.1x), 100 Gbit/s 368 (10.5x). Told the link, AUTO is within 10% at every
+   * point.
    */
   public static final long ASSUMED_LINK_MBPS = 10_000;
 

@@ -3,10 +3,13 @@ package io.sparkcollective.core.engine;
 import io.sparkcollective.core.algorithm.AlgorithmChoice;
 import io.sparkcollective.core.algorithm.AlgorithmSelector;
 import io.sparkcollective.core.algorithm.AllReduceAlgorithm;
+import io.sparkcollective.core.algorithm.AllReduceCostModel;
 import io.sparkcollective.core.algorithm.BroadcastAlgorithms;
 import io.sparkcollective.core.algorithm.DisseminationBarrier;
+import io.sparkcollective.core.algorithm.LinkProbe;
 import io.sparkcollective.core.algorithm.Partition;
 import io.sparkcollective.core.algorithm.Placement;
+import io.sparkcollective.core.algorithm.RecursiveDoublingAllReduce;
 import io.sparkcollective.core.algorithm.RingCollectives;
 import io.sparkcollective.core.api.Algorithm;
 import io.sparkcollective.core.api.Blocks;
@@ -49,6 +52,23 @@ import org.slf4j.LoggerFactory;
 public final class EngineCommunicator implements ManagedCommunicator {
   private static final Logger LOG = LoggerFactory.getLogger(EngineCommunicator.class);
   private static final Runnable NOTHING = () -> { };
+  /** The stream of the group's own operations (the link probe), after the users' collective and point-to-point. */
+  private static final int OWN_STREAM = 2 * CollectiveOptions.MAX_TAGS;
+  /**
+   * Repetitions of the link probe's exchanges (the fastest of each is kept): round trips of one element, fans of
+   * one element, round trips of one segment. On six processes of two cores the fastest of 3 small round trips
+   * still took milliseconds (others' turns on the cores, the first calls' cold code), of 64 tens of microseconds.
+   */
+  private static final int PROBE_ROUND_TRIPS = 64;
+  private static final int PROBE_FANS = 32;
+  private static final int PROBE_LARGE_ROUND_TRIPS = 4;
+  /**
+   * A tag's call that follows a measured link from this count on takes a second measurement, made then, with the
+   * code warm: the first calls of fresh JVMs measure their cold code (six processes on two cores, each its own
+   * emulated host at 1 Gbit/s: 290-410 us of latency and 450-590 Mbit/s at the first call, where warm round trips
+   * of one element take tens of microseconds).
+   */
+  static final long REMEASURE_AFTER_CALLS = 1000;
 
   private final Transport transport;
   private final CollectiveConfig config;
@@ -57,6 +77,27 @@ public final class EngineCommunicator implements ManagedCommunicator {
   /** Segment size of this group's messages: the same on every rank (see {@link Transport#socketsOnly}). */
   private final int segmentBytes;
   private final AlgorithmSelector selector;
+  /**
+   * The selectors on the links measured so far (see {@link #measuredSelector}): the first for a tag's calls before
+   * its {@link #REMEASURE_AFTER_CALLS}-th that needs one, the second from it on; {@link #measurements} of them set.
+   */
+  private final AlgorithmSelector[] measured = new AlgorithmSelector[2];
+  private volatile int measurements;
+  /** Guards the measurements: the first call that needs one runs it, any other waits. */
+  private final Object linkProbe = new Object();
+  /** Per tag, the all-reduces so far that follow a measured link (their order is the same on every rank). */
+  private final long[] measuredCalls = new long[CollectiveOptions.MAX_TAGS];
+  /** The link measured last (null: not measured, or not to be). */
+  private volatile AllReduceCostModel measuredLink;
+  /** The next operation on the group's own stream (under {@link #linkProbe}). */
+  private long ownSeq;
+  /** Probes this group ran (a measurement may take figures from earlier groups instead). */
+  private volatile int probes;
+  /**
+   * The figures the last group of this executor that measured agreed on: round trip, fan, round trip of one segment
+   * (seconds) and that segment's bytes; null before any.
+   */
+  private static volatile double[] lastFigures;
   private final int rank;
   private final int size;
   /** Which ranks share a process (the hierarchical algorithm's and the selector's input). */
@@ -113,6 +154,11 @@ public final class EngineCommunicator implements ManagedCommunicator {
     return transport.receipts();
   }
 
+  /** The link this group measured for AUTO, or null if it has not (or is not to: see {@link LinkProbe}). */
+  public AllReduceCostModel measuredLink() {
+    return measuredLink;
+  }
+
   /** The transport underneath (for tests and the Spark layer's health reporting). */
   public Transport transport() {
     return transport;
@@ -142,10 +188,23 @@ public final class EngineCommunicator implements ManagedCommunicator {
     }
     DType wire = checkWire(kind, data, options);
     long timeoutMs = timeoutMs(options);
-    // The algorithm is chosen by the bytes that cross the wire.
-    AlgorithmChoice choice = selector.select(options.algorithm(), wireBytes(data, wire), placement);
+    // The algorithm is chosen by the bytes that cross the wire; where AUTO measures the link, by the measurement
+    // this call's place among its tag's calls names, made when the call runs if it is not yet.
+    long bytes = wireBytes(data, wire);
+    Algorithm requested = options.algorithm();
+    int generation = selector.measures(requested, placement) ? generation(tag) : -1;
+    AlgorithmChoice known = generation < 0 ? selector.select(requested, bytes, placement) : null;
+    return () -> {
+      AlgorithmChoice choice = known != null ? known
+          : measuredSelector(generation, tag, timeoutMs).select(requested, bytes, placement);
+      allReduce(kind, tag, seq, data, wire, op, choice, timeoutMs);
+    };
+  }
+
+  private void allReduce(CollectiveKind kind, int tag, long seq, DataBuffer data, DType wire, ReduceOp op,
+      AlgorithmChoice choice, long timeoutMs) {
     int algorithmCode = choice.wireCode();
-    return () -> execute(kind, seq, data.byteLength(), ctx -> {
+    execute(kind, seq, data.byteLength(), ctx -> {
       Elements el = Elements.openReduce(data, wire, ctx.scratch, 0);
       AllReduceAlgorithm algorithm = implementation(choice);
       if (algorithm.readsPeersInPlace()) {
@@ -180,6 +239,118 @@ public final class EngineCommunicator implements ManagedCommunicator {
       }
       return a;
     }
+  }
+
+  /** Which measurement a call on {@code tag} that follows a measured link takes (counted in call order). */
+  private int generation(int tag) {
+    synchronized (measuredCalls) {
+      return measuredCalls[tag]++ < REMEASURE_AFTER_CALLS ? 0 : 1;
+    }
+  }
+
+  /**
+   * The selector on measurement {@code generation} of this group's link: made now by the first call that needs it
+   * (on {@code tag}, with its timeout), with any measurement before it, on every rank of the group (the calls that
+   * need them come in the same order on each tag of every rank, and measurements run one after another on the
+   * group's own stream); later calls wait for it or take it.
+   */
+  private AlgorithmSelector measuredSelector(int generation, int tag, long timeoutMs) {
+    if (measurements > generation) {
+      return measured[generation];
+    }
+    synchronized (linkProbe) {
+      while (measurements <= generation) {
+        long start = System.nanoTime();
+        AllReduceCostModel link = measureLink(tag, timeoutMs, measurements > 0);
+        measured[measurements] = selector.measured(link);
+        measuredLink = link;
+        measurements++;
+        LOG.info("rank {} of {}: measured the link between its {} processes in {} ms ({} probes): {} Mbit/s, {} us "
+            + "latency, {} us of CPU per message", rank, size, placement.nodeCount(),
+            (System.nanoTime() - start) / 1_000_000, probes,
+            Math.round(link.linkBytesPerSecond() * 8 / 1e6),
+            String.format(java.util.Locale.ROOT, "%.1f", link.latencySeconds() * 1e6),
+            String.format(java.util.Locale.ROOT, "%.1f", link.overheadSeconds() * 1e6));
+      }
+      return measured[generation];
+    }
+  }
+
+  /** Measurements of the link made so far (for tests). */
+  int measurements() {
+    return measurements;
+  }
+
+  /** Probes run so far (for tests). */
+  int probes() {
+    return probes;
+  }
+
+  /**
+   * Runs the {@link LinkProbe} on the group's own stream: round trips of one element, fans of one element and round
+   * trips of one segment between the first ranks of the processes, the fastest of each kept, then the slowest of
+   * every rank's figures taken by all (an all-reduce of the times), from which every rank derives the same link.
+   * The first measurement of a group whose every rank's executor has figures from an earlier group (the same
+   * segment) takes the slowest of those instead, with one small all-reduce and no probe; a measurement
+   * {@code again} always probes.
+   */
+  private AllReduceCostModel measureLink(int tag, long timeoutMs, boolean again) {
+    int large = LinkProbe.largeElements(Math.max(1, segmentBytes / Float.BYTES), Float.BYTES);
+    long largeBytes = (long) large * Float.BYTES;
+    double[] seconds = null;
+    if (!again) {
+      double[] known = lastFigures;
+      boolean have = known != null && known[3] == largeBytes;
+      double[] figures = {have ? 0 : 1, have ? known[0] : 0, have ? known[1] : 0, have ? known[2] : 0};
+      slowestOfGroup(figures, tag, timeoutMs);
+      if (figures[0] == 0) {
+        seconds = Arrays.copyOfRange(figures, 1, 4);
+      }
+    }
+    if (seconds == null) {
+      float[] vector = new float[large];
+      // This rank's fastest round trip of one element, fan, round trip of one segment; then every rank's slowest.
+      seconds = new double[] {probe(tag, timeoutMs, LinkProbe.roundTrip(placement), DataBuffer.of(vector, 0, 1),
+          PROBE_ROUND_TRIPS), probe(tag, timeoutMs, LinkProbe.fan(placement), DataBuffer.of(vector, 0, 1),
+          PROBE_FANS), probe(tag, timeoutMs, LinkProbe.roundTrip(placement), DataBuffer.of(vector),
+          PROBE_LARGE_ROUND_TRIPS)};
+      LOG.debug("rank {}: link probe: round trip {} us, fan {} us, round trip of {} bytes {} us", rank,
+          seconds[0] * 1e6, seconds[1] * 1e6, largeBytes, seconds[2] * 1e6);
+      slowestOfGroup(seconds, tag, timeoutMs);
+      probes++;
+    }
+    lastFigures = new double[] {seconds[0], seconds[1], seconds[2], largeBytes};
+    return LinkProbe.estimate(seconds[0], seconds[1], seconds[2], placement.nodeCount(), Float.BYTES, largeBytes,
+        config.messageMicros(), segmentBytes);
+  }
+
+  /** Replaces {@code figures} with the largest of every rank's, on the group's own stream. */
+  private void slowestOfGroup(double[] figures, int tag, long timeoutMs) {
+    execute(CollectiveKind.LINK_PROBE, ownSeq, ctx -> {
+      Elements el = Elements.openReduce(DataBuffer.of(figures), null, ctx.scratch, 0);
+      el.beginWire();
+      ctx.begin(CollectiveKind.LINK_PROBE, tag, OWN_STREAM, ownSeq, el, ReduceOp.MAX, -1, 0, timeoutMs);
+      RecursiveDoublingAllReduce.INSTANCE.allReduce(ctx);
+      el.endWire();
+      el.commit();
+    });
+    ownSeq++;
+  }
+
+  /** The fastest of {@code rounds} runs of {@code exchange} on {@code data}, in seconds (each an operation). */
+  private double probe(int tag, long timeoutMs, AllReduceAlgorithm exchange, DataBuffer data, int rounds) {
+    double fastest = Double.MAX_VALUE;
+    for (int round = 0; round < rounds; round++) {
+      long start = System.nanoTime();
+      execute(CollectiveKind.LINK_PROBE, ownSeq, ctx -> {
+        ctx.begin(CollectiveKind.LINK_PROBE, tag, OWN_STREAM, ownSeq, Elements.openForCopy(data, ctx.scratch, 0),
+            null, -1, 0, timeoutMs);
+        exchange.allReduce(ctx);
+      });
+      ownSeq++;
+      fastest = Math.min(fastest, (System.nanoTime() - start) * 1e-9);
+    }
+    return fastest;
   }
 
   // -------------------------------------------------------------------------------------- reduce-scatter
@@ -567,7 +738,9 @@ public final class EngineCommunicator implements ManagedCommunicator {
     transport.operationBegins();
     try {
       body.run(ctx);
-      observer.completed(kind, bytes, System.nanoTime() - start);
+      if (kind != CollectiveKind.LINK_PROBE) { // the group's own, not a call of its users
+        observer.completed(kind, bytes, System.nanoTime() - start);
+      }
     } catch (CollectiveException e) {
       CollectiveException first = failGroup(e);
       observer.failed(kind, first);

@@ -2,6 +2,9 @@ package io.sparkcollective.core.simulation;
 
 import io.sparkcollective.core.algorithm.AlgorithmChoice;
 import io.sparkcollective.core.algorithm.AlgorithmSelector;
+import io.sparkcollective.core.algorithm.AllReduceAlgorithm;
+import io.sparkcollective.core.algorithm.AllReduceCostModel;
+import io.sparkcollective.core.algorithm.LinkProbe;
 import io.sparkcollective.core.algorithm.Placement;
 import io.sparkcollective.core.algorithm.TwoDimensionalRingAllReduce;
 import io.sparkcollective.core.api.Algorithm;
@@ -49,11 +52,7 @@ public final class AlgorithmComparison {
     int length = (int) Math.max(1, bytes / Float.BYTES);
     long wireBytes = (long) length * Float.BYTES;
     int segment = Math.max(1, segmentBytes / Float.BYTES);
-    int[] nodes = new int[ranks];
-    for (int r = 0; r < ranks; r++) {
-      nodes[r] = model.hostOf(r);
-    }
-    Placement placement = Placement.of(nodes);
+    Placement placement = placement(ranks, model);
     AlgorithmComparison c = new AlgorithmComparison(ranks, length, segment, model, placement);
     List<AlgorithmChoice> candidates = new ArrayList<>();
     Algorithm[] flat = {Algorithm.RING, Algorithm.HALVING_DOUBLING, Algorithm.DIRECT, Algorithm.RECURSIVE_DOUBLING};
@@ -83,6 +82,32 @@ public final class AlgorithmComparison {
       }
     }
     return c;
+  }
+
+  /** The placement of {@code ranks} ranks under {@code model}: a host's ranks in one process. */
+  public static Placement placement(int ranks, NetworkModel model) {
+    int[] nodes = new int[ranks];
+    for (int r = 0; r < ranks; r++) {
+      nodes[r] = model.hostOf(r);
+    }
+    return Placement.of(nodes);
+  }
+
+  /**
+   * The link a group of {@code ranks} measures under {@code model} ({@link LinkProbe}: its round trips of one
+   * element and of one segment of {@code segmentBytes} and its fan, simulated); {@code messageMicros} where the
+   * probe cannot tell the CPU per message.
+   */
+  public static AllReduceCostModel measureLink(int ranks, int segmentBytes, NetworkModel model, double messageMicros) {
+    Placement placement = placement(ranks, model);
+    int segment = Math.max(1, segmentBytes / Float.BYTES);
+    int large = LinkProbe.largeElements(segment, Float.BYTES);
+    AllReduceAlgorithm roundTrip = LinkProbe.roundTrip(placement);
+    double small = NetworkSimulator.run(roundTrip, ranks, 1, Float.BYTES, segment, model).seconds();
+    double big = NetworkSimulator.run(roundTrip, ranks, large, Float.BYTES, segment, model).seconds();
+    double fan = NetworkSimulator.run(LinkProbe.fan(placement), ranks, 1, Float.BYTES, segment, model).seconds();
+    return LinkProbe.estimate(small, fan, big, placement.nodeCount(), Float.BYTES, (long) large * Float.BYTES,
+        messageMicros, segmentBytes);
   }
 
   private double simulate(AlgorithmChoice choice) {

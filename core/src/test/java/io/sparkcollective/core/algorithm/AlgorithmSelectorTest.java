@@ -3,9 +3,11 @@ package io.sparkcollective.core.algorithm;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkcollective.core.api.Algorithm;
+import io.sparkcollective.core.api.CollectiveUsageException;
 import io.sparkcollective.core.config.CollectiveConfig;
 import java.util.EnumSet;
 import java.util.Map;
@@ -215,6 +217,42 @@ class AlgorithmSelectorTest {
     AlgorithmSelector.of(CollectiveConfig.from(Map.of(CollectiveConfig.LINK_MBPS, "1000")), false, segment)
         .select(Algorithm.AUTO, 1 << 20, p);
     assertEquals(before + 3, AlgorithmSelector.predictions(), "another placement, another link: predicted anew");
+  }
+
+  /**
+   * The link is measured where AUTO would follow the model on an assumed one (link not told, measuring allowed, more
+   * than four processes, a network between them), and a selector on the measured link picks as one told it.
+   */
+  @Test
+  void shouldMeasureTheLinkOnlyWhereItWouldBeAssumed() {
+    CollectiveConfig defaults = CollectiveConfig.defaults();
+    Placement six = Placement.flat(6);
+    Placement fourByTwo = Placement.of(new int[] {0, 0, 1, 1, 2, 2, 3, 3});
+    assertTrue(defaults.measureLink(), "on by default");
+    assertTrue(AlgorithmSelector.of(defaults, false).measures(Algorithm.AUTO, six));
+    assertTrue(AlgorithmSelector.of(defaults, false).measures(Algorithm.AUTO, Placement.of(blocks(20, 4))));
+    assertTrue(!AlgorithmSelector.of(defaults, false).measures(Algorithm.RING, six), "a call that names one");
+    assertTrue(!AlgorithmSelector.of(defaults, false).measures(Algorithm.AUTO, fourByTwo), "the table's groups");
+    assertTrue(!AlgorithmSelector.of(defaults, true).measures(Algorithm.AUTO, six), "reached through memory");
+    assertTrue(!AlgorithmSelector.of(CollectiveConfig.from(Map.of(CollectiveConfig.MEASURE_LINK, "false")), false)
+        .measures(Algorithm.AUTO, six), "told not to");
+    assertTrue(!AlgorithmSelector.of(CollectiveConfig.from(Map.of(CollectiveConfig.LINK_MBPS, "1000")), false)
+        .measures(Algorithm.AUTO, six), "told the link");
+    assertTrue(!AlgorithmSelector.of(CollectiveConfig.from(Map.of(CollectiveConfig.ALGORITHM, "RING")), false)
+        .measures(Algorithm.AUTO, six), "an algorithm forced");
+    AllReduceCostModel oneGbit = AllReduceCostModel.ofLink(1000, 50, 1, defaults.segmentBytes());
+    AlgorithmSelector measured = AlgorithmSelector.of(defaults, false).measured(oneGbit);
+    AlgorithmSelector told = new AlgorithmSelector(defaults.directMaxBytes(), defaults.directMaxRanks(),
+        defaults.ringMinBytes(), Algorithm.AUTO, oneGbit, false);
+    assertTrue(!measured.measures(Algorithm.AUTO, six), "measured once");
+    for (long bytes : new long[] {4, 65536, 1 << 20, 64 << 20}) {
+      for (Placement p : new Placement[] {six, fourByTwo, Placement.flat(100)}) {
+        assertEquals(told.select(Algorithm.AUTO, bytes, p), measured.select(Algorithm.AUTO, bytes, p), bytes + " on "
+            + p);
+      }
+    }
+    assertThrows(CollectiveUsageException.class, () -> CollectiveConfig.from(Map.of(CollectiveConfig.MEASURE_LINK,
+        "yes")));
   }
 
   @Test

@@ -64,6 +64,7 @@ class SelectorAgainstSimulationTest {
     assertTrue(worstTable > 2, "the grid does not tell a good pick from a bad one (the table's worst: "
         + worstTable + ")");
   }
+
   /**
    * What ships with the link unknown, on the link it assumes (10 Gbit/s, 10 us) for groups past four processes:
    * within 10% of the simulated best at every such point, where the configured table alone misses.
