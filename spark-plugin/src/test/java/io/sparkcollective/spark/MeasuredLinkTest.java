@@ -32,10 +32,7 @@ class MeasuredLinkTest {
     sc = new JavaSparkContext(SparkTests.withPlugin("local-cluster[5,1,512]", "measured-link")
         .set("spark.executor.memory", "512m")
         .set("spark.collective.transport.sharedMemoryBytes", "0"));
-    long deadline = System.nanoTime() + 120_000_000_000L;
-    while (sc.sc().getExecutorMemoryStatus().size() - 1 < TASKS && System.nanoTime() < deadline) {
-      Thread.sleep(100);
-    }
+    SparkTests.awaitExecutors(sc, TASKS);
   }
 
   @AfterAll

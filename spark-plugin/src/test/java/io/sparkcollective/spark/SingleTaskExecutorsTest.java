@@ -30,10 +30,7 @@ class SingleTaskExecutorsTest {
   static void start() throws Exception {
     sc = new JavaSparkContext(SparkTests.withPlugin("local-cluster[4,1,768]", "single-task-executors")
         .set("spark.executor.memory", "768m"));
-    long deadline = System.nanoTime() + 120_000_000_000L;
-    while (sc.sc().getExecutorMemoryStatus().size() - 1 < TASKS && System.nanoTime() < deadline) {
-      Thread.sleep(100);
-    }
+    SparkTests.awaitExecutors(sc, TASKS);
   }
 
   @AfterAll

@@ -30,6 +30,14 @@ public final class SparkTests {
   }
 
   /** An RDD whose partition i holds just the number i. */
+  /** Waits up to two minutes until {@code executors} executors have registered with {@code sc}. */
+  static void awaitExecutors(JavaSparkContext sc, int executors) throws InterruptedException {
+    long deadline = System.nanoTime() + 120_000_000_000L;
+    while (sc.sc().getExecutorMemoryStatus().size() - 1 < executors && System.nanoTime() < deadline) {
+      Thread.sleep(100);
+    }
+  }
+
   public static JavaRDD<Integer> partitions(JavaSparkContext sc, int n) {
     List<Integer> ids = new ArrayList<>();
     for (int i = 0; i < n; i++) {
