@@ -79,9 +79,9 @@ public final class SimulationSweep {
       String[] p = link.split(":");
       double gbit = Double.parseDouble(p[0]);
       double latencyUs = Double.parseDouble(p[1]);
-      // As shipped: the configured table up to four processes, beyond them the cost model on the link the group
-      // measures (LinkProbe, simulated).
-      AlgorithmSelector unknown = AlgorithmSelector.of(config, false, segmentBytes);
+      // As shipped, for hosts of their own: the link unknown, a group of several measures it (LinkProbe,
+      // simulated) and AUTO follows the cost model on what it found.
+      AlgorithmSelector unknown = AlgorithmSelector.of(config, false, false, segmentBytes);
       AlgorithmSelector told = new AlgorithmSelector(config.directMaxBytes(), config.directMaxRanks(),
           config.ringMinBytes(), Algorithm.AUTO, Math.round(gbit * 1000), Math.round(latencyUs), segmentBytes);
       for (long k : perHost) {
@@ -164,9 +164,8 @@ public final class SimulationSweep {
     s.append("float32, segments of ").append(segmentBytes).append(" bytes; the library's algorithms replayed in ")
         .append("virtual time (NetworkModel: links of the given rate each way, a host's ranks share its link; ")
         .append("reduction 8 GB/s, copies 16 GB/s, 1 us per message on each side). Times in us; busbw of the ")
-        .append("best in GB/s; AUTO as shipped (the link unknown: the configured table up to 4 processes, beyond ")
-        .append("them the cost model on the link the group measures, its probe simulated) and AUTO told the link ")
-        .append("rate ")
+        .append("best in GB/s; AUTO as shipped (the link unknown: every group of several hosts measures it, its ")
+        .append("probe simulated, and follows the cost model on what it found) and AUTO told the link rate ")
         .append("(algorithm.linkMbps), each with its ")
         .append("time over the best; '-' = DIRECT or RD left out (its link time alone is over twice the best), ")
         .append("an empty cell not a candidate at that group size (RING_2D needs factors).\n\n");

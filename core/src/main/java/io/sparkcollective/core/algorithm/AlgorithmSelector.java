@@ -22,10 +22,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * those links, against the ring's 2(N-1)/N spread over every link, so such groups take RING above DIRECT's
  * size (at N=3, 1 MiB over 1 Gbit/s links: 25.2 ms against 11.7). When some process holds several ranks of a
  * group that spans several, HIERARCHICAL, with the table's choice across processes for 1/k of the vector. The
- * table holds where it was measured: groups of up to {@link Tuning#TABLE_MAX_PROCESSES} processes, and groups
- * whose every peer is reached through memory. Larger groups follow the cost model below on an assumed link of
- * {@link Tuning#ASSUMED_LINK_MBPS} (the table's thresholds cannot follow the group size: at 1000 ranks on 100
- * Gbit/s links it sent 64 KiB to the ring, 14.0 ms against halving-doubling's 0.20 in the simulator).
+ * table holds where it was measured: groups of up to {@link Tuning#TABLE_MAX_PROCESSES} processes of one host,
+ * and groups whose every peer is reached through memory. Larger groups, and groups across hosts, follow the cost
+ * model below on the link they measure or an assumed one of {@link Tuning#ASSUMED_LINK_MBPS} (the table's
+ * thresholds cannot follow the group size: at 1000 ranks on 100 Gbit/s links it sent 64 KiB to the ring, 14.0 ms
+ * against halving-doubling's 0.20 in the simulator; nor the link: at 3 hosts on 1 Gbit/s links its
+ * RECURSIVE_DOUBLING for 16 KiB took 414 us against the ring's 208, simulated).
  *
  * <p>Told the link ({@code algorithm.linkMbps}, the latency of a message between hosts,
  * {@code algorithm.stepMicros}, and the CPU a message costs on each side, {@code algorithm.messageMicros}), AUTO
@@ -50,9 +52,12 @@ public final class AlgorithmSelector {
   private final Algorithm forced;
   /** Whether every peer is reached through memory (see {@link #table}). */
   private final boolean memoryToAll;
+  /** Whether the group is on one host, where the table was measured (see {@link #modelFor}). */
+  private final boolean oneHost;
   /**
    * The cost model: of the link when it is known; of an assumed one ({@link Tuning#ASSUMED_LINK_MBPS}) when it is
-   * not, for groups past {@link Tuning#TABLE_MAX_PROCESSES} processes only; null: the table everywhere.
+   * not, for groups past {@link Tuning#TABLE_MAX_PROCESSES} processes or across hosts only; null: the table
+   * everywhere.
    */
   private final AllReduceCostModel model;
   /** Whether {@link #model}'s link is assumed, not told. */
@@ -131,12 +136,13 @@ public final class AlgorithmSelector {
   /** With {@code model} (null: the link unknown, the table) for AUTO. */
   public AlgorithmSelector(long directMaxBytes, int directMaxRanks, long ringMinBytes, Algorithm forced,
       AllReduceCostModel model, boolean memoryToAll) {
-    this(directMaxBytes, directMaxRanks, ringMinBytes, forced, model, false, false, memoryToAll);
+    this(directMaxBytes, directMaxRanks, ringMinBytes, forced, model, false, false, memoryToAll, true);
   }
 
   private AlgorithmSelector(long directMaxBytes, int directMaxRanks, long ringMinBytes, Algorithm forced,
-      AllReduceCostModel model, boolean assumed, boolean measureLink, boolean memoryToAll) {
+      AllReduceCostModel model, boolean assumed, boolean measureLink, boolean memoryToAll, boolean oneHost) {
     this.memoryToAll = memoryToAll;
+    this.oneHost = oneHost;
     this.directMaxBytes = directMaxBytes;
     this.directMaxRanks = directMaxRanks;
     this.ringMinBytes = ringMinBytes;
@@ -146,24 +152,22 @@ public final class AlgorithmSelector {
     this.measureLink = measureLink;
   }
 
-  /** As {@code config} says: its thresholds, forced algorithm, and the link if it gives one. */
-  public static AlgorithmSelector of(CollectiveConfig config, boolean memoryToAll) {
-    return of(config, memoryToAll, config.segmentBytes());
-  }
-
   /**
-   * As {@link #of(CollectiveConfig, boolean)}, for a group whose messages go in segments of {@code segmentBytes}.
-   * With the link unknown, groups of up to {@link Tuning#TABLE_MAX_PROCESSES} processes, and groups whose every
-   * peer is reached through memory, follow the table; larger ones the cost model on an assumed link.
+   * As {@code config} says (its thresholds, forced algorithm, and the link if it gives one), for a group whose
+   * messages go in segments of {@code segmentBytes}, which reaches every peer through memory or not
+   * ({@code memoryToAll}) and lives on one host or not ({@code oneHost}). With the link unknown, groups of up to
+   * {@link Tuning#TABLE_MAX_PROCESSES} processes of one host, and groups whose every peer is reached through
+   * memory, follow the table; the others the cost model on the link they measure, or on an assumed one.
    */
-  public static AlgorithmSelector of(CollectiveConfig config, boolean memoryToAll, int segmentBytes) {
+  public static AlgorithmSelector of(CollectiveConfig config, boolean memoryToAll, boolean oneHost,
+      int segmentBytes) {
     boolean told = config.linkMbps() > 0;
     AllReduceCostModel model = told ? AllReduceCostModel.ofLink(config.linkMbps(), config.stepMicros(),
         config.messageMicros(), segmentBytes)
         : AllReduceCostModel.ofLink(Tuning.ASSUMED_LINK_MBPS, Tuning.ASSUMED_STEP_MICROS, config.messageMicros(),
             segmentBytes);
     return new AlgorithmSelector(config.directMaxBytes(), config.directMaxRanks(), config.ringMinBytes(),
-        config.algorithm(), model, !told, !told && config.measureLink(), memoryToAll);
+        config.algorithm(), model, !told, !told && config.measureLink(), memoryToAll, oneHost);
   }
 
   /**
@@ -179,18 +183,20 @@ public final class AlgorithmSelector {
   /** This selector with the link of {@code measured} as if told (the thresholds and forced algorithm kept). */
   public AlgorithmSelector measured(AllReduceCostModel measured) {
     return new AlgorithmSelector(directMaxBytes, directMaxRanks, ringMinBytes, forced, measured, false, false,
-        memoryToAll);
+        memoryToAll, oneHost);
   }
 
   /**
    * Whether AUTO follows the cost model for {@code placement}: told the link, for every group that spans
    * processes (the link is between them); with an assumed one, for groups of more processes than the table was
-   * measured on, unless every peer is reached through memory (no network link at all).
+   * measured on, and groups across hosts that measure their link (the table was measured on one host, where a
+   * message between processes costs microseconds of CPU on shared cores), unless every peer is reached through
+   * memory (no network link).
    */
   private boolean modelFor(Placement placement) {
     int processes = placement.nodeCount();
     return model != null && processes > 1
-        && (!assumed || (!memoryToAll && processes > Tuning.TABLE_MAX_PROCESSES));
+        && (!assumed || (!memoryToAll && ((measureLink && !oneHost) || processes > Tuning.TABLE_MAX_PROCESSES)));
   }
 
   /** The concrete algorithm for a call that asked for {@code requested}, ignoring process boundaries. */

@@ -31,9 +31,8 @@ import io.sparkcollective.core.config.Tuning;
  *
  * <p>Every process's link is in some round trip, both directions; the group takes the slowest leader's figures
  * (the largest of every rank's, by an all-reduce), so that every rank derives the same model from the same
- * numbers ({@link #estimate}). Estimates are rounded to eighths of an octave (link) and quarters (latency, CPU per
- * message), so that groups of one cluster share their choices (see {@link AlgorithmSelector}) instead of
- * differing in the last digits.
+ * numbers ({@link #estimate}). Estimates are rounded to eighths of an octave, so that groups of one cluster share
+ * their choices (see {@link AlgorithmSelector}) instead of differing in the last digits.
  */
 public final class LinkProbe {
   /** Most bytes of the large round trip: one segment of the group, at most this. */
@@ -156,10 +155,11 @@ public final class LinkProbe {
     }
     // At least the configured CPU per message: on six emulated hosts of two cores the fan came out no slower than
     // the round trips' latency alone (0 us of CPU), where RECURSIVE_DOUBLING's 4 steps beat DIRECT's 5 messages
-    // at once 2x at 4 bytes.
+    // at once 2x at 4 bytes. Rounded to eighths of an octave (4.4% at most: at quarters, 5 us of latency came out
+    // as 5.39 and took a choice 12% off the best on the simulated grid), the floor applied again after rounding.
     o = Math.max(o, messageMicros * 1e-6);
-    double alpha = rounded(Math.max((fixed - 4 * o) / 2, MIN_SECONDS), 4);
-    o = rounded(Math.max(o, MIN_SECONDS), 4);
+    double alpha = rounded(Math.max((fixed - 4 * o) / 2, MIN_SECONDS), 8);
+    o = Math.max(rounded(Math.max(o, MIN_SECONDS), 8), messageMicros * 1e-6);
     return new AllReduceCostModel(link, alpha, Tuning.MODEL_LOCAL_LATENCY_SECONDS, o,
         Tuning.MODEL_REDUCE_BYTES_PER_SECOND, copy, header, segmentBytes);
   }

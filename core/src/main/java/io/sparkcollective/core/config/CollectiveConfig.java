@@ -92,8 +92,9 @@ public final class CollectiveConfig {
     key(RING_MIN_BYTES, "4194304", "AUTO uses RING from this many bytes on, HALVING_DOUBLING below (in groups of "
         + "a power of two ranks; other groups take RING above algorithm.directMaxBytes).");
     key(LINK_MBPS, "0", "The rate of each host's network link in megabits per second and direction, if known "
-        + "(0: not known: AUTO follows the thresholds above in groups of up to 4 executors, where they were "
-        + "measured, and beyond them its cost model on the link the group measures, see algorithm.measureLink). "
+        + "(0: not known: AUTO follows the thresholds above in groups of up to 4 executors of one host, where they "
+        + "were measured, and otherwise its cost model on the link the group measures, see "
+        + "algorithm.measureLink). "
         + "With it AUTO takes the algorithm its cost model "
         + "predicts fastest for the group's size, placement and the message (the thresholds above no longer "
         + "apply): the table cannot follow the group size, e.g. 256 ranks on 10 Gbit/s take HALVING_DOUBLING up "
@@ -105,13 +106,14 @@ public final class CollectiveConfig {
         + "work, wake-ups), in microseconds, as AUTO's cost model weighs it when algorithm.linkMbps is set: it is "
         + "what makes one message per step (RECURSIVE_DOUBLING) beat N-1 at once (DIRECT) over sockets; on the "
         + "test bed of README \"Several hosts\" 13, with algorithm.stepMicros=1.");
-    key(MEASURE_LINK, "true", "With algorithm.linkMbps 0, whether a group of more than 4 executors whose ranks "
-        + "reach each other over the network measures its link (each executor's first rank times round trips of "
-        + "one element and of one segment, and a fan of one element to four others, with its neighbours; the "
-        + "group takes the slowest), and AUTO follows its cost model on the rate, latency and CPU per message "
-        + "found: before the first all-reduce AUTO chooses for (a group whose executors all measured before takes "
-        + "the slowest of their figures instead, with one small all-reduce), and again at a tag's 1000th, with "
-        + "the code warm. False: the model on an assumed 10 Gbit/s link with 10 us per message.");
+    key(MEASURE_LINK, "true", "With algorithm.linkMbps 0, whether a group whose executors reach each other over "
+        + "the network, more than 4 of them or on several hosts, measures its link (each executor's first rank "
+        + "times round trips of one element and of one segment, and a fan of one element to four others, with "
+        + "its neighbours; the group takes the slowest), and AUTO follows its cost model on the rate, latency "
+        + "and CPU per message found: before the first all-reduce AUTO chooses for (a group whose executors all "
+        + "measured before takes the slowest of their figures instead, with one small all-reduce), and again at "
+        + "a tag's 1000th, with the code warm. False: the thresholds up to 4 executors, beyond them the model on "
+        + "an assumed 10 Gbit/s link with 10 us per message.");
     key(BROADCAST_CHAIN_MIN_BYTES, "65536", "Broadcasts from this many bytes on use a pipelined chain; "
         + "smaller ones go from the root to every rank directly.");
     key(OBJECT_MAX_BYTES, "1073741824", "Most bytes one object collective (allGatherObjects, broadcastObject) "
@@ -413,7 +415,7 @@ public final class CollectiveConfig {
     return messageMicros;
   }
 
-  /** Whether a group past the table's size that is not told its link measures it (see {@link #MEASURE_LINK}). */
+  /** Whether a group outside the table's placements that is not told its link measures it ({@link #MEASURE_LINK}). */
   public boolean measureLink() {
     return measureLink;
   }

@@ -61,11 +61,12 @@ public final class Tuning {
 
   /**
    * With the link unknown (algorithm.linkMbps 0), AUTO keeps to its configured table for groups of at most this
-   * many processes, the placements it was measured on (2-4 processes over sockets, where a message costs several
-   * microseconds of CPU: the table's RECURSIVE_DOUBLING for small messages beats DIRECT there, which a model of
-   * 1 us per message would take); larger groups follow the cost model on the link they measure (LinkProbe) or an
-   * assumed one ({@link #ASSUMED_LINK_MBPS}, {@link #ASSUMED_STEP_MICROS}), since the table cannot follow the group
-   * size.
+   * many processes on one host, the placements it was measured on (2-4 processes over sockets on two shared cores,
+   * where a message costs several microseconds of CPU: the table's RECURSIVE_DOUBLING for small messages beats
+   * DIRECT there). Larger groups, and groups across hosts, follow the cost model on the link they measure
+   * (LinkProbe) or an assumed one ({@link #ASSUMED_LINK_MBPS}, {@link #ASSUMED_STEP_MICROS}): the table cannot
+   * follow the group size, nor the link (on the simulated grid its small messages in groups of 2-4 hosts took up
+   * to 2.2x the best).
    */
   public static final int TABLE_MAX_PROCESSES = 4;
 

@@ -128,7 +128,8 @@ public final class EngineCommunicator implements ManagedCommunicator {
     this.size = transport.size();
     this.segmentBytes = Math.min(transport.maxFrameBytes(),
         transport.socketsOnly() ? config.segmentBytes() : config.localSegmentBytes());
-    this.selector = AlgorithmSelector.of(config, transport.memoryToAll(), segmentBytes);
+    this.selector = AlgorithmSelector.of(config, transport.memoryToAll(), transport.oneHost(),
+        segmentBytes);
     this.placement = Placement.of(transport.nodes());
     this.sendSeq = new long[size * CollectiveOptions.MAX_TAGS];
     this.recvSeq = new long[size * CollectiveOptions.MAX_TAGS];

@@ -95,8 +95,8 @@ public final class AlgorithmComparison {
 
   /**
    * The link a group of {@code ranks} measures under {@code model} ({@link LinkProbe}: its round trips of one
-   * element and of one segment of {@code segmentBytes} and its fan, simulated); {@code messageMicros} where the
-   * probe cannot tell the CPU per message.
+   * element and of one segment of {@code segmentBytes} and its fan, simulated); the CPU per message found is taken
+   * as at least {@code messageMicros} (algorithm.messageMicros), as the engine takes it.
    */
   public static AllReduceCostModel measureLink(int ranks, int segmentBytes, NetworkModel model, double messageMicros) {
     Placement placement = placement(ranks, model);

@@ -56,6 +56,11 @@ public abstract class ForwardingTransport implements Transport {
   }
 
   @Override
+  public boolean oneHost() {
+    return delegate.oneHost();
+  }
+
+  @Override
   public boolean socketsOnly() {
     return delegate.socketsOnly();
   }

@@ -39,6 +39,15 @@ public interface Transport extends AutoCloseable {
   }
 
   /**
+   * Whether every rank of this group is on one host (one address): where AUTO's table was measured, so that a
+   * group of few processes there follows it, while one across hosts measures its link. Every rank of a group
+   * answers alike (it depends on the group's addresses only). True by default.
+   */
+  default boolean oneHost() {
+    return true;
+  }
+
+  /**
    * Whether every payload between ranks of this group crosses a socket: false when the group lives in one
    * process, or when executors of one host among its endpoints may share memory. Every rank of a group answers
    * alike (from the group's addresses and the cluster's settings), so the segment size chosen on it agrees.

@@ -72,7 +72,7 @@ class AlgorithmSelectorTest {
   @Test
   void shouldPickWhatTheTestBedMeasuredWhenToldTheLink() {
     AlgorithmSelector bed = AlgorithmSelector.of(CollectiveConfig.from(Map.of(CollectiveConfig.LINK_MBPS, "1000",
-        CollectiveConfig.STEP_MICROS, "1", CollectiveConfig.MESSAGE_MICROS, "13")), false);
+        CollectiveConfig.STEP_MICROS, "1", CollectiveConfig.MESSAGE_MICROS, "13")), false, false, SEGMENT);
     assertEquals(Algorithm.RECURSIVE_DOUBLING, auto(bed, 4, Placement.flat(4)));
     assertEquals(Algorithm.RECURSIVE_DOUBLING, auto(bed, 1024, Placement.flat(4)));
     assertEquals(Algorithm.HALVING_DOUBLING, auto(bed, 16384, Placement.flat(4)));
@@ -153,14 +153,14 @@ class AlgorithmSelectorTest {
   }
 
   /**
-   * With the link unknown, what ships: the table where it was measured (up to four processes, and groups whose
-   * peers are all reached through memory), beyond that the cost model on the assumed 10 Gbit/s link, which picks
-   * what it picks when told that link.
+   * With the link unknown and measuring off, what ships on one host: the table where it was measured (up to four
+   * processes, and groups whose peers are all reached through memory), beyond that the cost model on the assumed
+   * 10 Gbit/s link, which picks what it picks when told that link.
    */
   @Test
   void shouldAssumeALinkForGroupsLargerThanTheTableWasMeasuredOn() {
     CollectiveConfig config = CollectiveConfig.defaults();
-    AlgorithmSelector shipped = AlgorithmSelector.of(config, false, SEGMENT);
+    AlgorithmSelector shipped = AlgorithmSelector.of(config, false, true, SEGMENT);
     AlgorithmSelector table = new AlgorithmSelector(config.directMaxBytes(), config.directMaxRanks(),
         config.ringMinBytes(), Algorithm.AUTO);
     AlgorithmSelector told = new AlgorithmSelector(config.directMaxBytes(), config.directMaxRanks(),
@@ -184,13 +184,13 @@ class AlgorithmSelectorTest {
     assertEquals(Algorithm.RING, table.select(Algorithm.AUTO, 65536, Placement.flat(1000)).algorithm());
     assertNotEquals(Algorithm.RING, shipped.select(Algorithm.AUTO, 65536, Placement.flat(1000)).algorithm());
     // Every peer through memory: no network link to assume, the table whatever the size of the group.
-    AlgorithmSelector memory = AlgorithmSelector.of(config, true, SEGMENT);
+    AlgorithmSelector memory = AlgorithmSelector.of(config, true, true, SEGMENT);
     assertEquals(Algorithm.DIRECT, memory.select(Algorithm.AUTO, 4, Placement.flat(8)).algorithm());
     assertEquals(table.select(Algorithm.AUTO, 65536, Placement.flat(1000)),
         memory.select(Algorithm.AUTO, 65536, Placement.flat(1000)));
     // Told a link, the model for every group that spans processes, however small.
     AlgorithmSelector toldByConfig = AlgorithmSelector.of(CollectiveConfig.from(Map.of(CollectiveConfig.LINK_MBPS,
-        "10000", CollectiveConfig.STEP_MICROS, "10")), false, SEGMENT);
+        "10000", CollectiveConfig.STEP_MICROS, "10")), false, true, SEGMENT);
     assertEquals(told.select(Algorithm.AUTO, 4, Placement.flat(4)), toldByConfig.select(Algorithm.AUTO, 4,
         Placement.flat(4)));
     assertNotEquals(table.select(Algorithm.AUTO, 4, Placement.flat(4)), toldByConfig.select(Algorithm.AUTO, 4,
@@ -208,20 +208,26 @@ class AlgorithmSelectorTest {
     CollectiveConfig config = CollectiveConfig.defaults();
     Placement p = Placement.flat(64);
     long before = AlgorithmSelector.predictions();
-    AlgorithmChoice first = AlgorithmSelector.of(config, false, segment).select(Algorithm.AUTO, 1 << 20, p);
+    AlgorithmChoice first = AlgorithmSelector.of(config, false, true, segment).select(Algorithm.AUTO, 1 << 20, p);
     assertEquals(before + 1, AlgorithmSelector.predictions(), "the first group predicts");
-    AlgorithmChoice again = AlgorithmSelector.of(config, false, segment).select(Algorithm.AUTO, 1 << 20, p);
+    AlgorithmChoice again = AlgorithmSelector.of(config, false, true, segment).select(Algorithm.AUTO, 1 << 20, p);
     assertEquals(first, again);
     assertEquals(before + 1, AlgorithmSelector.predictions(), "a second group of that link and placement does not");
-    AlgorithmSelector.of(config, false, segment).select(Algorithm.AUTO, 1 << 20, Placement.flat(65));
-    AlgorithmSelector.of(CollectiveConfig.from(Map.of(CollectiveConfig.LINK_MBPS, "1000")), false, segment)
+    AlgorithmSelector.of(config, false, true, segment).select(Algorithm.AUTO, 1 << 20, Placement.flat(65));
+    AlgorithmSelector.of(CollectiveConfig.from(Map.of(CollectiveConfig.LINK_MBPS, "1000")), false, true, segment)
         .select(Algorithm.AUTO, 1 << 20, p);
     assertEquals(before + 3, AlgorithmSelector.predictions(), "another placement, another link: predicted anew");
   }
 
+  /** What ships for a group of one host, which reaches every peer through memory or not. */
+  private static AlgorithmSelector oneHost(CollectiveConfig config, boolean memoryToAll) {
+    return AlgorithmSelector.of(config, memoryToAll, true, config.segmentBytes());
+  }
+
   /**
-   * The link is measured where AUTO would follow the model on an assumed one (link not told, measuring allowed, more
-   * than four processes, a network between them), and a selector on the measured link picks as one told it.
+   * The link is measured where AUTO would follow the model on an assumed one (link not told, measuring allowed, a
+   * network between the processes, and more than four of them or several hosts), and a selector on the measured
+   * link picks as one told it.
    */
   @Test
   void shouldMeasureTheLinkOnlyWhereItWouldBeAssumed() {
@@ -229,19 +235,33 @@ class AlgorithmSelectorTest {
     Placement six = Placement.flat(6);
     Placement fourByTwo = Placement.of(new int[] {0, 0, 1, 1, 2, 2, 3, 3});
     assertTrue(defaults.measureLink(), "on by default");
-    assertTrue(AlgorithmSelector.of(defaults, false).measures(Algorithm.AUTO, six));
-    assertTrue(AlgorithmSelector.of(defaults, false).measures(Algorithm.AUTO, Placement.of(blocks(20, 4))));
-    assertTrue(!AlgorithmSelector.of(defaults, false).measures(Algorithm.RING, six), "a call that names one");
-    assertTrue(!AlgorithmSelector.of(defaults, false).measures(Algorithm.AUTO, fourByTwo), "the table's groups");
-    assertTrue(!AlgorithmSelector.of(defaults, true).measures(Algorithm.AUTO, six), "reached through memory");
-    assertTrue(!AlgorithmSelector.of(CollectiveConfig.from(Map.of(CollectiveConfig.MEASURE_LINK, "false")), false)
+    assertTrue(oneHost(defaults, false).measures(Algorithm.AUTO, six));
+    assertTrue(oneHost(defaults, false).measures(Algorithm.AUTO, Placement.of(blocks(20, 4))));
+    assertTrue(!oneHost(defaults, false).measures(Algorithm.RING, six), "a call that names one");
+    assertTrue(!oneHost(defaults, false).measures(Algorithm.AUTO, fourByTwo), "the table's groups");
+    AlgorithmSelector hosts = AlgorithmSelector.of(defaults, false, false, defaults.segmentBytes());
+    for (Placement p : new Placement[] {Placement.flat(2), Placement.flat(3), fourByTwo, six}) {
+      assertTrue(hosts.measures(Algorithm.AUTO, p), p + " across hosts");
+    }
+    assertTrue(!hosts.measures(Algorithm.AUTO, Placement.of(new int[] {0, 0, 0})), "one process");
+    AlgorithmSelector hostsNotMeasuring = AlgorithmSelector.of(CollectiveConfig.from(Map.of(
+        CollectiveConfig.MEASURE_LINK, "false")), false, false, defaults.segmentBytes());
+    assertTrue(!hostsNotMeasuring.measures(Algorithm.AUTO, Placement.flat(3)), "across hosts, told not to");
+    AlgorithmSelector table = new AlgorithmSelector(defaults.directMaxBytes(), defaults.directMaxRanks(),
+        defaults.ringMinBytes(), Algorithm.AUTO);
+    for (long bytes : new long[] {4, 16384, 1 << 20}) {
+      assertEquals(table.select(Algorithm.AUTO, bytes, Placement.flat(3)),
+          hostsNotMeasuring.select(Algorithm.AUTO, bytes, Placement.flat(3)), bytes + " B: the table, as before");
+    }
+    assertTrue(!oneHost(defaults, true).measures(Algorithm.AUTO, six), "reached through memory");
+    assertTrue(!oneHost(CollectiveConfig.from(Map.of(CollectiveConfig.MEASURE_LINK, "false")), false)
         .measures(Algorithm.AUTO, six), "told not to");
-    assertTrue(!AlgorithmSelector.of(CollectiveConfig.from(Map.of(CollectiveConfig.LINK_MBPS, "1000")), false)
+    assertTrue(!oneHost(CollectiveConfig.from(Map.of(CollectiveConfig.LINK_MBPS, "1000")), false)
         .measures(Algorithm.AUTO, six), "told the link");
-    assertTrue(!AlgorithmSelector.of(CollectiveConfig.from(Map.of(CollectiveConfig.ALGORITHM, "RING")), false)
+    assertTrue(!oneHost(CollectiveConfig.from(Map.of(CollectiveConfig.ALGORITHM, "RING")), false)
         .measures(Algorithm.AUTO, six), "an algorithm forced");
     AllReduceCostModel oneGbit = AllReduceCostModel.ofLink(1000, 50, 1, defaults.segmentBytes());
-    AlgorithmSelector measured = AlgorithmSelector.of(defaults, false).measured(oneGbit);
+    AlgorithmSelector measured = oneHost(defaults, false).measured(oneGbit);
     AlgorithmSelector told = new AlgorithmSelector(defaults.directMaxBytes(), defaults.directMaxRanks(),
         defaults.ringMinBytes(), Algorithm.AUTO, oneGbit, false);
     assertTrue(!measured.measures(Algorithm.AUTO, six), "measured once");

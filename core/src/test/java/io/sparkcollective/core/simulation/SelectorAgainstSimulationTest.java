@@ -72,7 +72,7 @@ class SelectorAgainstSimulationTest {
   @Test
   void shouldPickWithinTenPercentOnTheAssumedLinkWithoutBeingToldIt() {
     CollectiveConfig config = CollectiveConfig.defaults();
-    AlgorithmSelector shipped = AlgorithmSelector.of(config, false, SEGMENT_BYTES);
+    AlgorithmSelector shipped = AlgorithmSelector.of(config, false, true, SEGMENT_BYTES);
     AlgorithmSelector table = tableAlone(config);
     List<String> misses = new ArrayList<>();
     int tableMisses = 0;

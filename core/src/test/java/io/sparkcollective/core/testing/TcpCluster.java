@@ -11,7 +11,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
-/** N endpoints on 127.0.0.1 in this JVM, with real sockets between them, and groups formed over them. */
+/**
+ * N endpoints on 127.0.0.1 (or on loopback addresses of their own: "hosts") in this JVM, with real sockets between
+ * them, and groups formed over them.
+ */
 public final class TcpCluster implements AutoCloseable {
   public static final String SECRET = "test-secret";
   private final List<TcpEndpoint> endpoints = new ArrayList<>();
@@ -26,6 +29,17 @@ public final class TcpCluster implements AutoCloseable {
     for (CollectiveConfig c : configs) {
       this.configs.add(c);
       this.endpoints.add(TcpEndpoint.start("127.0.0.1", 0, SECRET, c));
+    }
+  }
+
+  /**
+   * One endpoint on each of {@code hosts} (loopback addresses such as 127.0.0.2: Linux routes all of 127/8 to
+   * the loopback), as executors of that many hosts appear to a group.
+   */
+  public TcpCluster(CollectiveConfig config, String... hosts) {
+    for (String host : hosts) {
+      this.configs.add(config);
+      this.endpoints.add(TcpEndpoint.start(host, 0, SECRET, config));
     }
   }
 

@@ -206,6 +206,17 @@ public final class TcpTransport implements Transport {
     return true;
   }
 
+  /** Every endpoint of the group has the host address of the first. */
+  @Override
+  public boolean oneHost() {
+    for (InetSocketAddress a : peerAddresses) {
+      if (!java.util.Objects.equals(a.getAddress(), peerAddresses[0].getAddress())) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /**
    * True when the group spans more than one endpoint and no two of its endpoints could share memory: none
    * has the host address of another, or the settings keep payloads on the sockets. Decided from the group's
